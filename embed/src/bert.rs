@@ -1,0 +1,189 @@
+//! A BERT-family sentence model on candle: mean pooling, L2 normalisation.
+
+use crate::{EmbedError, Embedder, ModelFiles, ModelId};
+use candle_core::{D, DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+
+/// Where the model runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DevicePref {
+    /// All CPU cores.
+    Cpu,
+    /// The CUDA GPU with this ordinal (needs the `cuda` feature).
+    Cuda(usize),
+}
+
+/// Padded tokens per forward pass: large enough to keep the matrix kernels
+/// busy, small enough that attention scratch stays in cache-friendly sizes.
+const TOKENS_PER_BATCH: usize = 8192;
+/// Rows per forward pass, whatever their length.
+const MAX_ROWS: usize = 128;
+
+/// A sentence-transformers style BERT embedder.
+pub struct BertEmbedder {
+    model: BertModel,
+    /// Truncates to the model's limit; used for embedding.
+    tokenizer: Tokenizer,
+    /// Never truncates; used for counting.
+    counter: Tokenizer,
+    device: Device,
+    id: ModelId,
+}
+
+fn bad(path: &std::path::Path, message: impl ToString) -> EmbedError {
+    EmbedError::BadModel {
+        path: path.to_owned(),
+        message: message.to_string(),
+    }
+}
+
+impl BertEmbedder {
+    /// Loads the model's files onto `device`.
+    pub fn load(files: &ModelFiles, device: DevicePref) -> Result<Self, EmbedError> {
+        let device = match device {
+            DevicePref::Cpu => Device::Cpu,
+            DevicePref::Cuda(i) if candle_core::utils::cuda_is_available() => Device::new_cuda(i)?,
+            DevicePref::Cuda(_) => {
+                return Err(EmbedError::Device(
+                    "--device cuda needs a build with `--features cuda` and an NVIDIA GPU; this build or machine has none"
+                        .to_owned(),
+                ));
+            }
+        };
+        let read = |p: &std::path::Path| {
+            std::fs::read(p).map_err(|source| EmbedError::Io {
+                path: p.to_owned(),
+                source,
+            })
+        };
+        let config: Config =
+            serde_json::from_slice(&read(&files.config)?).map_err(|e| bad(&files.config, e))?;
+        let max_tokens = max_tokens(files, &config)?;
+
+        let weights = read(&files.weights)?;
+        let weights_sha256 = {
+            use sha2::{Digest, Sha256};
+            hex::encode(Sha256::digest(&weights))
+        };
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
+            .map_err(|e| bad(&files.weights, e))?;
+        let model = BertModel::load(vb, &config).map_err(|e| bad(&files.weights, e))?;
+
+        let mut counter = Tokenizer::from_file(&files.tokenizer).map_err(|e| bad(&files.tokenizer, e))?;
+        counter.with_padding(None);
+        counter
+            .with_truncation(None)
+            .map_err(|e| bad(&files.tokenizer, e))?;
+        let mut tokenizer = counter.clone();
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: max_tokens,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| bad(&files.tokenizer, e))?;
+        let _: Option<&PaddingParams> = tokenizer.get_padding();
+
+        Ok(Self {
+            model,
+            tokenizer,
+            counter,
+            device,
+            id: ModelId {
+                id: files.id.clone(),
+                revision: files.revision.clone(),
+                dim: config.hidden_size,
+                max_tokens,
+                weights_sha256,
+            },
+        })
+    }
+
+    /// Runs one padded batch; rows come back in the order given.
+    fn forward(&self, rows: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let len = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
+        let mut ids = Vec::with_capacity(rows.len() * len);
+        let mut mask = Vec::with_capacity(rows.len() * len);
+        for r in rows {
+            ids.extend_from_slice(r);
+            ids.extend(std::iter::repeat_n(0u32, len - r.len()));
+            mask.extend(std::iter::repeat_n(1u32, r.len()));
+            mask.extend(std::iter::repeat_n(0u32, len - r.len()));
+        }
+        let shape = (rows.len(), len);
+        let ids = Tensor::from_vec(ids, shape, &self.device)?;
+        let mask = Tensor::from_vec(mask, shape, &self.device)?;
+        let types = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        // Mean over real tokens only, then unit length.
+        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
+        let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?;
+        let mean = summed.broadcast_div(&counts)?;
+        let norm = mean.sqr()?.sum_keepdim(D::Minus1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
+        Ok(mean.broadcast_div(&norm)?.to_vec2::<f32>()?)
+    }
+}
+
+/// sentence-transformers' `max_seq_length` when given, else the position limit (at most 512).
+fn max_tokens(files: &ModelFiles, config: &Config) -> Result<usize, EmbedError> {
+    let from_sentence = match &files.sentence_config {
+        Some(p) => {
+            let bytes = std::fs::read(p).map_err(|source| EmbedError::Io {
+                path: p.clone(),
+                source,
+            })?;
+            let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| bad(p, e))?;
+            v.get("max_seq_length").and_then(serde_json::Value::as_u64)
+        }
+        None => None,
+    };
+    let limit = config.max_position_embeddings.min(512);
+    Ok(from_sentence.map_or(limit, |n| (n as usize).min(limit)))
+}
+
+impl Embedder for BertEmbedder {
+    fn model(&self) -> &ModelId {
+        &self.id
+    }
+
+    fn count_tokens(&self, text: &str) -> Result<usize, EmbedError> {
+        let enc = self
+            .counter
+            .encode(text, true)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        Ok(enc.len())
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        // Sorting by length keeps padding, and so wasted work, small.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| encodings[i].get_ids().len());
+        let mut out = vec![Vec::new(); texts.len()];
+        let mut start = 0;
+        while start < order.len() {
+            let mut end = start;
+            while end < order.len() && end - start < MAX_ROWS {
+                let longest = encodings[order[end]].get_ids().len();
+                if end > start && (end - start + 1) * longest > TOKENS_PER_BATCH {
+                    break;
+                }
+                end += 1;
+            }
+            let rows: Vec<&[u32]> = order[start..end].iter().map(|&i| encodings[i].get_ids()).collect();
+            for (&i, v) in order[start..end].iter().zip(self.forward(&rows)?) {
+                out[i] = v;
+            }
+            start = end;
+        }
+        Ok(out)
+    }
+}

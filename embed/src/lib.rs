@@ -1,0 +1,83 @@
+//! Sentence embeddings for cairn.
+//!
+//! What lives here: the [`Embedder`] trait the builder and the searchers call,
+//! [`BertEmbedder`] (a candle BERT-family sentence model with mean pooling and
+//! L2 normalisation, on CPU or, with the `cuda` feature, a GPU), and
+//! [`ModelSpec`], which finds a model's files in a folder or in the Hugging
+//! Face hub cache. It knows nothing of indexes, git or HTTP.
+
+mod bert;
+#[cfg(feature = "test-fixtures")]
+pub mod fixtures;
+mod model_files;
+
+pub use bert::{BertEmbedder, DevicePref};
+pub use model_files::{DEFAULT_MODEL, ModelFiles, ModelSpec};
+
+use serde::{Deserialize, Serialize};
+
+/// Errors loading or running a model.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    /// The model's files are not where they were looked for.
+    #[error("model {id} not found: {detail}. Run scripts/fetch-model.sh, or pass --model-dir")]
+    NotFound {
+        /// Model id asked for.
+        id: String,
+        /// Where it was looked for.
+        detail: String,
+    },
+    /// A model file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// config.json or the tokenizer is malformed.
+    #[error("{path}: {message}")]
+    BadModel {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// Tokenization failed.
+    #[error("tokenizer: {0}")]
+    Tokenizer(String),
+    /// The tensor library failed.
+    #[error("candle: {0}")]
+    Candle(#[from] candle_core::Error),
+    /// A GPU was asked for but this build or machine has none.
+    #[error("{0}")]
+    Device(String),
+}
+
+/// What identifies a model: an index records it, and queries must match it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelId {
+    /// Hub id or folder name.
+    pub id: String,
+    /// Hub revision, or `local`.
+    pub revision: String,
+    /// Output dimension.
+    pub dim: usize,
+    /// Texts are truncated to this many tokens (special tokens included).
+    pub max_tokens: usize,
+    /// sha256 of the weights file.
+    pub weights_sha256: String,
+}
+
+/// Turns texts into L2-normalised vectors.
+pub trait Embedder: Send + Sync {
+    /// Which model this is.
+    fn model(&self) -> &ModelId;
+
+    /// Tokens `text` takes, special tokens included, before truncation.
+    fn count_tokens(&self, text: &str) -> Result<usize, EmbedError>;
+
+    /// One unit vector per text, in order. Texts longer than
+    /// [`ModelId::max_tokens`] are truncated.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}

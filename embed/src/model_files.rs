@@ -1,0 +1,98 @@
+//! Finding a model's files: a folder, or the Hugging Face hub cache.
+
+use crate::EmbedError;
+use std::path::{Path, PathBuf};
+
+/// The default sentence model.
+pub const DEFAULT_MODEL: &str = "sentence-transformers/all-MiniLM-L6-v2";
+
+/// Which model to load.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelSpec {
+    /// A model in the hub cache (`$HF_HOME/hub`, else `~/.cache/huggingface/hub`).
+    Hub {
+        /// Hub id, e.g. [`DEFAULT_MODEL`].
+        id: String,
+        /// Revision (branch or commit) to resolve in the cache.
+        revision: String,
+    },
+    /// A folder holding config.json, tokenizer.json and model.safetensors.
+    Dir(PathBuf),
+}
+
+/// Paths of one model's files.
+#[derive(Clone, Debug)]
+pub struct ModelFiles {
+    /// Model id to record.
+    pub id: String,
+    /// Revision to record.
+    pub revision: String,
+    /// config.json.
+    pub config: PathBuf,
+    /// tokenizer.json.
+    pub tokenizer: PathBuf,
+    /// model.safetensors.
+    pub weights: PathBuf,
+    /// sentence_bert_config.json, when the model has one (it sets max_seq_length).
+    pub sentence_config: Option<PathBuf>,
+}
+
+const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+
+impl ModelSpec {
+    /// The default model in the hub cache.
+    pub fn default_hub() -> Self {
+        Self::Hub {
+            id: DEFAULT_MODEL.to_owned(),
+            revision: "main".to_owned(),
+        }
+    }
+
+    /// Resolves the files, or says where they were looked for.
+    pub fn locate(&self) -> Result<ModelFiles, EmbedError> {
+        match self {
+            ModelSpec::Dir(dir) => from_dir(dir, &dir_name(dir), "local"),
+            ModelSpec::Hub { id, revision } => {
+                let cache = hf_hub::Cache::from_env();
+                let repo = cache.repo(hf_hub::Repo::with_revision(
+                    id.clone(),
+                    hf_hub::RepoType::Model,
+                    revision.clone(),
+                ));
+                let config = repo.get("config.json").ok_or_else(|| EmbedError::NotFound {
+                    id: id.clone(),
+                    detail: format!("not in the hub cache at {}", cache.path().display()),
+                })?;
+                let dir = config.parent().map(Path::to_path_buf).unwrap_or_default();
+                // The snapshot folder is named by the commit the revision resolved to.
+                let commit = dir_name(&dir);
+                from_dir(&dir, id, &commit)
+            }
+        }
+    }
+}
+
+fn dir_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string())
+}
+
+fn from_dir(dir: &Path, id: &str, revision: &str) -> Result<ModelFiles, EmbedError> {
+    let missing: Vec<&str> = FILES.into_iter().filter(|f| !dir.join(f).is_file()).collect();
+    if !missing.is_empty() {
+        return Err(EmbedError::NotFound {
+            id: id.to_owned(),
+            detail: format!("{} lacks {}", dir.display(), missing.join(", ")),
+        });
+    }
+    let sentence = dir.join("sentence_bert_config.json");
+    Ok(ModelFiles {
+        id: id.to_owned(),
+        revision: revision.to_owned(),
+        config: dir.join(FILES[0]),
+        tokenizer: dir.join(FILES[1]),
+        weights: dir.join(FILES[2]),
+        sentence_config: sentence.is_file().then_some(sentence),
+    })
+}

@@ -1,0 +1,434 @@
+//! repositories.yml, weights.yaml and build settings: parsed and validated at
+//! the edge, so the rest of the builder trusts them.
+//!
+//! Every error names `file:line:column`. Unknown keys are errors, not silent
+//! defaults.
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
+use serde_saphyr::Spanned;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// A configuration error, located in its file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// Bad YAML or a bad value, at a known place.
+    #[error("{path}:{line}:{column}: {message}")]
+    At {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: u64,
+        /// 1-based column.
+        column: u64,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+fn at<T>(path: &Path, s: &Spanned<T>, message: impl Into<String>) -> ConfigError {
+    ConfigError::At {
+        path: path.to_owned(),
+        line: s.referenced.line(),
+        column: s.referenced.column(),
+        message: message.into(),
+    }
+}
+
+fn yaml_error(path: &Path, e: &serde_saphyr::Error) -> ConfigError {
+    let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
+    // The rendered error repeats the location and a snippet; keep its message line.
+    let rendered = e.to_string();
+    let message = rendered
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid YAML")
+        .trim()
+        .to_owned();
+    ConfigError::At {
+        path: path.to_owned(),
+        line,
+        column,
+        message,
+    }
+}
+
+fn read(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// One repository to index, validated.
+#[derive(Clone, Debug)]
+pub struct RepoConfig {
+    /// Category (the top-level key).
+    pub category: String,
+    /// Repository name, unique across the file.
+    pub name: String,
+    /// Clone URL as written in the file.
+    pub url: String,
+    /// What git2 is given: the URL, or a local path resolved against the file's folder.
+    pub fetch_url: String,
+    /// Where citations link: `https://github.com/owner/repo`.
+    pub web_url: String,
+    /// Branch, tag or full commit sha to pin; the remote's default branch when absent.
+    pub pin: Option<String>,
+    /// Free text.
+    pub description: Option<String>,
+    /// Toolkit used for filtering (the name lowercased by default).
+    pub toolkit: String,
+    /// Only paths matching one of these are indexed (all when empty).
+    pub include: Vec<String>,
+    /// Paths matching one of these are skipped.
+    pub exclude: Vec<String>,
+    /// Access groups (the repo's own, else its category's); empty means public.
+    pub groups: Vec<String>,
+    include_set: Option<GlobSet>,
+    exclude_set: GlobSet,
+}
+
+impl RepoConfig {
+    /// Whether the include/exclude globs let `path` in.
+    pub fn wants(&self, path: &str) -> bool {
+        self.include_set.as_ref().is_none_or(|s| s.is_match(path)) && !self.exclude_set.is_match(path)
+    }
+}
+
+/// The parsed repositories.yml.
+#[derive(Clone, Debug)]
+pub struct Registry {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Repositories, in file order within categories sorted by name.
+    pub repos: Vec<RepoConfig>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRepo {
+    name: Spanned<String>,
+    url: Spanned<String>,
+    #[serde(rename = "ref")]
+    pin: Option<Spanned<String>>,
+    description: Option<String>,
+    web_url: Option<Spanned<String>>,
+    toolkit: Option<Spanned<String>>,
+    #[serde(default)]
+    include: Vec<Spanned<String>>,
+    #[serde(default)]
+    exclude: Vec<Spanned<String>>,
+    #[serde(default)]
+    groups: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCategoryTable {
+    #[serde(default)]
+    groups: Vec<Spanned<String>>,
+    repos: Vec<RawRepo>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawCategory {
+    List(Vec<RawRepo>),
+    Table(RawCategoryTable),
+}
+
+impl Registry {
+    /// Reads and validates `path`.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = read(path)?;
+        Self::parse(path, &text)
+    }
+
+    /// Validates `text` as if read from `path`.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        let raw: HashMap<Spanned<String>, RawCategory> = match serde_saphyr::from_str(text) {
+            Ok(r) => r,
+            Err(flexible) => {
+                // The untagged form hides the real problem; the plain nancy-brain
+                // form (category -> list) pinpoints it.
+                return Err(match serde_saphyr::from_str::<BTreeMap<String, Vec<RawRepo>>>(text) {
+                    Err(e) => yaml_error(path, &e),
+                    Ok(_) => yaml_error(path, &flexible),
+                });
+            }
+        };
+        let base = path.parent().unwrap_or(Path::new("."));
+        let mut names: HashSet<String> = HashSet::new();
+        let mut repos = Vec::new();
+        // Categories sorted by name, repositories in file order: the same file always
+        // gives the same registry.
+        let mut raw: Vec<_> = raw.into_iter().collect();
+        raw.sort_by(|a, b| a.0.value.cmp(&b.0.value));
+        for (category, value) in raw {
+            check_segment(path, &category, "category")?;
+            let (category_groups, list) = match value {
+                RawCategory::List(l) => (Vec::new(), l),
+                RawCategory::Table(t) => (t.groups, t.repos),
+            };
+            for r in list {
+                check_segment(path, &r.name, "repository name")?;
+                if !names.insert(r.name.value.clone()) {
+                    return Err(at(path, &r.name, format!("duplicate repository name {:?}", r.name.value)));
+                }
+                repos.push(validate_repo(path, base, &category.value, &category_groups, r)?);
+            }
+        }
+        if repos.is_empty() {
+            return Err(ConfigError::At {
+                path: path.to_owned(),
+                line: 1,
+                column: 1,
+                message: "no repositories listed".into(),
+            });
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            repos,
+        })
+    }
+}
+
+fn check_segment(path: &Path, s: &Spanned<String>, what: &str) -> Result<(), ConfigError> {
+    let v = &s.value;
+    let ok = !v.is_empty()
+        && v != "."
+        && v != ".."
+        && v.chars().all(|c| c.is_alphanumeric() || "._-+".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(at(path, s, format!("{what} {v:?} must be letters, digits, '.', '_', '-' or '+'")))
+    }
+}
+
+fn validate_repo(
+    path: &Path,
+    base: &Path,
+    category: &str,
+    category_groups: &[Spanned<String>],
+    r: RawRepo,
+) -> Result<RepoConfig, ConfigError> {
+    let url = r.url.value.trim().to_owned();
+    let fetch_url = resolve_url(path, base, &r.url)?;
+    let web_url = match &r.web_url {
+        Some(w) => {
+            let v = w.value.trim_end_matches('/');
+            if !(v.starts_with("https://") || v.starts_with("http://")) || v.contains(char::is_whitespace) {
+                return Err(at(path, w, format!("web_url {v:?} must be an http(s) URL")));
+            }
+            v.to_owned()
+        }
+        None => github_web_url(&url).ok_or_else(|| {
+            at(
+                path,
+                &r.url,
+                format!("url {url:?} is not a GitHub URL: add web_url, the page citations should link to"),
+            )
+        })?,
+    };
+    let globs = |list: &[Spanned<String>]| -> Result<Option<GlobSet>, ConfigError> {
+        if list.is_empty() {
+            return Ok(None);
+        }
+        let mut b = GlobSetBuilder::new();
+        for g in list {
+            b.add(Glob::new(&g.value).map_err(|e| at(path, g, format!("bad glob: {e}")))?);
+        }
+        b.build()
+            .map(Some)
+            .map_err(|e| at(path, &list[0], format!("bad glob: {e}")))
+    };
+    let include_set = globs(&r.include)?;
+    let exclude_set = globs(&r.exclude)?.unwrap_or_else(GlobSet::empty);
+    if let Some(p) = &r.pin
+        && (p.value.trim().is_empty() || p.value.contains(char::is_whitespace) || p.value.contains(".."))
+    {
+        return Err(at(path, p, format!("ref {:?} is not a branch, tag or commit", p.value)));
+    }
+    let toolkit = match &r.toolkit {
+        Some(t) => {
+            check_segment(path, t, "toolkit")?;
+            t.value.clone()
+        }
+        None => r.name.value.to_lowercase(),
+    };
+    let groups_src = if r.groups.is_empty() { category_groups } else { &r.groups };
+    for g in groups_src {
+        check_segment(path, g, "group")?;
+    }
+    Ok(RepoConfig {
+        category: category.to_owned(),
+        name: r.name.value.clone(),
+        url,
+        fetch_url,
+        web_url,
+        pin: r.pin.map(|p| p.value),
+        description: r.description,
+        toolkit,
+        include: r.include.into_iter().map(|g| g.value).collect(),
+        exclude: r.exclude.into_iter().map(|g| g.value).collect(),
+        groups: groups_src.iter().map(|g| g.value.clone()).collect(),
+        include_set,
+        exclude_set,
+    })
+}
+
+/// Checks the URL's form and resolves local paths against the config's folder.
+fn resolve_url(path: &Path, base: &Path, url: &Spanned<String>) -> Result<String, ConfigError> {
+    let u = url.value.trim();
+    if u.is_empty() || u.contains(char::is_whitespace) {
+        return Err(at(path, url, format!("url {u:?} is empty or contains spaces")));
+    }
+    let remote = ["https://", "http://", "ssh://", "git://"]
+        .iter()
+        .any(|s| u.starts_with(s));
+    if remote {
+        let rest = u.split_once("://").map_or("", |(_, r)| r);
+        if rest.split('/').next().is_none_or(str::is_empty) || !rest.contains('/') {
+            return Err(at(path, url, format!("url {u:?} has no host or path")));
+        }
+        return Ok(u.to_owned());
+    }
+    if u.contains("://") && !u.starts_with("file://") {
+        return Err(at(path, url, format!("url {u:?} has an unsupported scheme")));
+    }
+    // scp-like `git@host:owner/repo.git`
+    if let Some((userhost, _)) = u.split_once(':')
+        && userhost.contains('@')
+        && !userhost.contains('/')
+    {
+        return Ok(u.to_owned());
+    }
+    let local = u.strip_prefix("file://").unwrap_or(u);
+    let p = if Path::new(local).is_absolute() {
+        PathBuf::from(local)
+    } else {
+        base.join(local)
+    };
+    if !p.exists() {
+        return Err(at(path, url, format!("url {u:?}: no such local repository ({})", p.display())));
+    }
+    Ok(p.to_string_lossy().into_owned())
+}
+
+/// `https://github.com/owner/repo` for GitHub clone URLs, else `None`.
+pub fn github_web_url(url: &str) -> Option<String> {
+    let rest = url
+        .strip_prefix("https://github.com/")
+        .or_else(|| url.strip_prefix("http://github.com/"))
+        .or_else(|| url.strip_prefix("git@github.com:"))
+        .or_else(|| url.strip_prefix("ssh://git@github.com/"))?;
+    let rest = rest.trim_end_matches('/').trim_end_matches(".git");
+    let mut parts = rest.split('/');
+    let (owner, repo) = (parts.next()?, parts.next()?);
+    if owner.is_empty() || repo.is_empty() || parts.next().is_some() {
+        return None;
+    }
+    Some(format!("https://github.com/{owner}/{repo}"))
+}
+
+/// Ranking multipliers, nancy-brain's weights.yaml layout.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Weights {
+    /// Multiplier by file extension (`.py: 1.0`).
+    #[serde(default)]
+    pub extensions: BTreeMap<String, f32>,
+    /// Multiplier when the path contains a substring (`tests: 0.6`).
+    #[serde(default)]
+    pub path_includes: BTreeMap<String, f32>,
+}
+
+impl Weights {
+    /// Reads `path`, rejecting negative or absurd multipliers.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = read(path)?;
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw {
+            #[serde(default)]
+            extensions: BTreeMap<String, Spanned<f32>>,
+            #[serde(default)]
+            path_includes: BTreeMap<String, Spanned<f32>>,
+        }
+        let raw: Raw = serde_saphyr::from_str(&text).map_err(|e| yaml_error(path, &e))?;
+        let check = |m: BTreeMap<String, Spanned<f32>>| -> Result<BTreeMap<String, f32>, ConfigError> {
+            m.into_iter()
+                .map(|(k, v)| {
+                    if v.value.is_finite() && (0.0..=10.0).contains(&v.value) {
+                        Ok((k, v.value))
+                    } else {
+                        Err(at(path, &v, format!("weight for {k:?} must be between 0 and 10")))
+                    }
+                })
+                .collect()
+        };
+        Ok(Self {
+            extensions: check(raw.extensions)?,
+            path_includes: check(raw.path_includes)?,
+        })
+    }
+}
+
+/// Build settings: chunking, model and size limits. Every field has a default.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BuildSettings {
+    /// Hub id of the embedding model.
+    pub model: String,
+    /// Hub revision of the model.
+    pub model_revision: String,
+    /// Files larger than this are skipped (bytes).
+    pub max_file_bytes: u64,
+    /// A chunk never spans more lines than this.
+    pub chunk_max_lines: u32,
+    /// Lines repeated between consecutive windows of one long section.
+    pub chunk_overlap_lines: u32,
+    /// Sections shorter than this are merged with their neighbours.
+    pub chunk_min_lines: u32,
+}
+
+impl Default for BuildSettings {
+    fn default() -> Self {
+        Self {
+            model: cairn_embed::DEFAULT_MODEL.to_owned(),
+            model_revision: "main".to_owned(),
+            max_file_bytes: 512 * 1024,
+            chunk_max_lines: 60,
+            chunk_overlap_lines: 2,
+            chunk_min_lines: 6,
+        }
+    }
+}
+
+impl BuildSettings {
+    /// Reads `path` over the defaults.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = read(path)?;
+        let s: Self = serde_saphyr::from_str(&text).map_err(|e| yaml_error(path, &e))?;
+        if s.chunk_max_lines < 2 || s.chunk_overlap_lines >= s.chunk_max_lines / 2 {
+            return Err(ConfigError::At {
+                path: path.to_owned(),
+                line: 1,
+                column: 1,
+                message: "chunk_max_lines must be at least 2 and chunk_overlap_lines under half of it".into(),
+            });
+        }
+        Ok(s)
+    }
+}

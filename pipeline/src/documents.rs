@@ -1,0 +1,295 @@
+//! Reading a commit's files and deciding what each one is: index it (with its
+//! doctype and language) or skip it (with the reason).
+
+use crate::config::RepoConfig;
+use cairn_index::Doctype;
+use cairn_index::manifest::SkipReason;
+use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
+
+/// A text file to index.
+#[derive(Clone, Debug)]
+pub struct SourceDoc {
+    /// Path inside the repository.
+    pub path: String,
+    /// The file's bytes (valid UTF-8).
+    pub text: String,
+    /// Kind of document.
+    pub doctype: Doctype,
+    /// Language by extension.
+    pub language: &'static str,
+}
+
+/// A file that was not indexed.
+#[derive(Clone, Debug)]
+pub struct Skipped {
+    /// Path inside the repository.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Why.
+    pub reason: SkipReason,
+}
+
+/// Every file of `commit`'s tree, sorted by path: the indexed ones and the skipped ones.
+pub fn read_commit(
+    repo: &Repository,
+    commit: Oid,
+    cfg: &RepoConfig,
+    max_bytes: u64,
+) -> Result<(Vec<SourceDoc>, Vec<Skipped>), git2::Error> {
+    let tree = repo.find_commit(commit)?.tree()?;
+    let mut entries: Vec<(String, Option<Oid>, i32)> = Vec::new();
+    tree.walk(TreeWalkMode::PreOrder, |root, entry| {
+        let path = format!("{root}{}", entry.name().unwrap_or_default());
+        match entry.kind() {
+            Some(ObjectType::Blob) => entries.push((path, Some(entry.id()), entry.filemode())),
+            Some(ObjectType::Commit) => entries.push((path, None, entry.filemode())),
+            _ => {}
+        }
+        TreeWalkResult::Ok
+    })?;
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut docs = Vec::new();
+    let mut skipped = Vec::new();
+    for (path, oid, mode) in entries {
+        let skip = |reason, size| Skipped {
+            path: path.clone(),
+            size,
+            reason,
+        };
+        // Submodules (no blob) and symlinks have no content of their own here.
+        let Some(oid) = oid.filter(|_| mode != 0o120000) else {
+            skipped.push(skip(SkipReason::NotAFile, 0));
+            continue;
+        };
+        let blob = repo.find_blob(oid)?;
+        let size = blob.size() as u64;
+        let verdict = if !cfg.wants(&path) {
+            Err(SkipReason::Excluded)
+        } else if is_vendored(&path) {
+            Err(SkipReason::Vendored)
+        } else if size > max_bytes {
+            Err(SkipReason::TooLarge)
+        } else {
+            classify(&path, blob.content())
+        };
+        match verdict {
+            Ok(doc) => docs.push(doc),
+            Err(reason) => skipped.push(skip(reason, size)),
+        }
+    }
+    Ok((docs, skipped))
+}
+
+/// Decides whether the bytes of `path` are indexable text, and what kind.
+pub fn classify(path: &str, bytes: &[u8]) -> Result<SourceDoc, SkipReason> {
+    let ext = extension(path);
+    if bytes.is_empty() {
+        return Err(SkipReason::Empty);
+    }
+    if BINARY_EXTENSIONS.contains(&ext.as_str()) || bytes[..bytes.len().min(8000)].contains(&0) {
+        return Err(SkipReason::Binary);
+    }
+    if bytes.starts_with(b"version https://git-lfs.github.com/spec/") {
+        return Err(SkipReason::LfsPointer);
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| SkipReason::NonUtf8)?;
+    if is_minified(path, text) {
+        return Err(SkipReason::Minified);
+    }
+    let doctype = doctype(path);
+    let language = language(path);
+    if !matches!(doctype, Doctype::Code | Doctype::Notebook) && is_numeric_data(text) {
+        return Err(SkipReason::NumericData);
+    }
+    Ok(SourceDoc {
+        path: path.to_owned(),
+        text: text.to_owned(),
+        doctype,
+        language,
+    })
+}
+
+const BINARY_EXTENSIONS: &[&str] = &[
+    "png", "jpg", "jpeg", "gif", "bmp", "ico", "pdf", "eps", "ps", "zip", "gz", "tgz", "bz2", "xz",
+    "zst", "tar", "npy", "npz", "fits", "fit", "fz", "h5", "hdf5", "pkl", "pickle", "so", "dylib",
+    "dll", "exe", "o", "a", "whl", "pyc", "woff", "woff2", "ttf", "otf", "mp4", "mov", "wav", "mp3",
+    "svgz", "xlsx", "docx", "pptx", "sqlite", "db", "mat", "sav",
+];
+
+/// Lowercase extension without the dot ("" when none).
+pub fn extension(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => ext.to_ascii_lowercase(),
+        _ => String::new(),
+    }
+}
+
+fn file_name(path: &str) -> String {
+    path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase()
+}
+
+fn is_vendored(path: &str) -> bool {
+    path.split('/').any(|seg| {
+        matches!(
+            seg,
+            "vendor" | "vendored" | "third_party" | "thirdparty" | "third-party" | "node_modules" | "_vendor" | "extern"
+        )
+    })
+}
+
+fn is_minified(path: &str, text: &str) -> bool {
+    let name = file_name(path);
+    if name.contains(".min.") {
+        return true;
+    }
+    // Generated one-line bundles: few, enormous lines.
+    let lines = text.lines().count().max(1);
+    let longest = text.lines().map(str::len).max().unwrap_or(0);
+    matches!(extension(path).as_str(), "js" | "css" | "json" | "svg" | "map" | "html")
+        && (longest > 5000 || text.len() / lines > 400)
+}
+
+/// Mostly numbers, separators and exponents: a data table, not prose or code.
+fn is_numeric_data(text: &str) -> bool {
+    let sample = &text[..floor_char_boundary(text, 20_000)];
+    if sample.lines().count() < 10 {
+        return false;
+    }
+    let mut numeric = 0usize;
+    let mut other = 0usize;
+    for c in sample.chars().filter(|c| !c.is_whitespace()) {
+        if c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '+' | 'e' | 'E' | ';' | '|') {
+            numeric += 1;
+        } else {
+            other += 1;
+        }
+    }
+    numeric > 0 && numeric as f64 / (numeric + other) as f64 > 0.75
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+const CODE_EXTENSIONS: &[&str] = &[
+    "py", "pyx", "pxd", "pyi", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "cu", "cuh", "f",
+    "for", "f77", "f90", "f95", "f03", "rs", "js", "mjs", "ts", "tsx", "jsx", "java", "jl", "r",
+    "m", "go", "sh", "bash", "zsh", "swift", "kt", "scala", "rb", "pl", "lua", "cs", "sql", "pro",
+];
+const CONFIG_EXTENSIONS: &[&str] = &["yml", "yaml", "toml", "cfg", "ini", "json", "in", "conf", "xml", "lock"];
+const CONFIG_NAMES: &[&str] = &[
+    "setup.py", "makefile", "cmakelists.txt", "dockerfile", "requirements.txt", ".gitignore",
+    ".gitattributes", "meson.build", "tox.ini", "noxfile.py", "conftest.py", "environment.yml",
+    ".readthedocs.yaml", ".readthedocs.yml", "manifest.in",
+];
+
+/// The doctype of `path` (by name and folders; content is not consulted).
+pub fn doctype(path: &str) -> Doctype {
+    let name = file_name(path);
+    let ext = extension(path);
+    let lower = path.to_ascii_lowercase();
+    let dirs: Vec<&str> = lower.split('/').collect();
+    let dirs = &dirs[..dirs.len() - 1];
+    if name.starts_with("readme") {
+        return Doctype::Readme;
+    }
+    if ext == "ipynb" {
+        return Doctype::Notebook;
+    }
+    if CONFIG_NAMES.contains(&name.as_str()) || name.starts_with("requirements") {
+        return Doctype::Config;
+    }
+    let is_code = CODE_EXTENSIONS.contains(&ext.as_str());
+    if is_code
+        && (dirs.iter().any(|d| matches!(*d, "test" | "tests" | "testing" | "unit_tests"))
+            || name.starts_with("test_")
+            || name.ends_with("_test.py"))
+    {
+        return Doctype::Test;
+    }
+    if is_code && dirs.iter().any(|d| d.starts_with("example") || matches!(*d, "demo" | "demos" | "tutorials" | "tutorial")) {
+        return Doctype::Example;
+    }
+    if is_code {
+        return Doctype::Code;
+    }
+    if CONFIG_EXTENSIONS.contains(&ext.as_str()) {
+        return Doctype::Config;
+    }
+    Doctype::Doc
+}
+
+/// The language of `path`, by extension.
+pub fn language(path: &str) -> &'static str {
+    match extension(path).as_str() {
+        "py" | "pyi" | "pyx" | "pxd" => "python",
+        "c" | "h" => "c",
+        "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => "cpp",
+        "cu" | "cuh" => "cuda",
+        "f" | "for" | "f77" | "f90" | "f95" | "f03" => "fortran",
+        "rs" => "rust",
+        "js" | "mjs" | "jsx" => "javascript",
+        "ts" | "tsx" => "typescript",
+        "java" => "java",
+        "jl" => "julia",
+        "r" => "r",
+        "m" => "matlab",
+        "go" => "go",
+        "sh" | "bash" | "zsh" => "shell",
+        "md" | "markdown" => "markdown",
+        "rst" => "rst",
+        "tex" => "latex",
+        "ipynb" => "notebook",
+        "yml" | "yaml" => "yaml",
+        "toml" => "toml",
+        "json" => "json",
+        "html" | "htm" => "html",
+        "cfg" | "ini" | "conf" => "ini",
+        "txt" => "text",
+        _ => "text",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doctypes() {
+        assert_eq!(doctype("README.md"), Doctype::Readme);
+        assert_eq!(doctype("examples/example_16/README.md"), Doctype::Readme);
+        assert_eq!(doctype("docs/tutorials/parallel.ipynb"), Doctype::Notebook);
+        assert_eq!(doctype("source/MulensModel/tests/test_fit.py"), Doctype::Test);
+        assert_eq!(doctype("examples/pyLIMA_example_1.py"), Doctype::Example);
+        assert_eq!(doctype("src/emcee/ensemble.py"), Doctype::Code);
+        assert_eq!(doctype("VBMicrolensing/lib/VBMicrolensingLibrary.cpp"), Doctype::Code);
+        assert_eq!(doctype("docs/source/quickstart.rst"), Doctype::Doc);
+        assert_eq!(doctype("setup.py"), Doctype::Config);
+        assert_eq!(doctype("pyproject.toml"), Doctype::Config);
+        assert_eq!(doctype("LICENSE"), Doctype::Doc);
+    }
+
+    #[test]
+    fn skips() {
+        assert_eq!(classify("a.bin", b"ab\0cd").err(), Some(SkipReason::Binary));
+        assert_eq!(classify("a.png", b"abc").err(), Some(SkipReason::Binary));
+        assert_eq!(classify("a.txt", b"\xff\xfeabc").err(), Some(SkipReason::NonUtf8));
+        assert_eq!(
+            classify("big.dat", b"version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n").err(),
+            Some(SkipReason::LfsPointer)
+        );
+        assert_eq!(classify("x.min.js", b"var a=1;").err(), Some(SkipReason::Minified));
+        let table: String = (0..50).map(|i| format!("{i}.5 {}.25e-3 -{i}\n", i * 7)).collect();
+        assert_eq!(classify("data/lc.dat", table.as_bytes()).err(), Some(SkipReason::NumericData));
+        assert!(classify("a.py", table.as_bytes()).is_ok(), "code is never numeric data");
+        assert!(classify("notes.md", b"# Title\n\nSome prose.\n").is_ok());
+    }
+}
