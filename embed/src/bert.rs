@@ -4,6 +4,7 @@ use crate::{EmbedError, Embedder, ModelFiles, ModelId};
 use candle_core::{D, DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
+use rayon::prelude::*;
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 /// Where the model runs.
@@ -156,6 +157,14 @@ impl Embedder for BertEmbedder {
         Ok(enc.len())
     }
 
+    fn count_tokens_batch(&self, texts: &[&str]) -> Result<Vec<usize>, EmbedError> {
+        let encs = self
+            .counter
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        Ok(encs.iter().map(tokenizers::Encoding::len).collect())
+    }
+
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         if texts.is_empty() {
             return Ok(Vec::new());
@@ -167,7 +176,7 @@ impl Embedder for BertEmbedder {
         // Sorting by length keeps padding, and so wasted work, small.
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].get_ids().len());
-        let mut out = vec![Vec::new(); texts.len()];
+        let mut batches: Vec<&[usize]> = Vec::new();
         let mut start = 0;
         while start < order.len() {
             let mut end = start;
@@ -178,11 +187,24 @@ impl Embedder for BertEmbedder {
                 }
                 end += 1;
             }
-            let rows: Vec<&[u32]> = order[start..end].iter().map(|&i| encodings[i].get_ids()).collect();
-            for (&i, v) in order[start..end].iter().zip(self.forward(&rows)?) {
+            batches.push(&order[start..end]);
+            start = end;
+        }
+        // Batches run side by side: candle parallelises its matrix products but
+        // not its element-wise kernels (softmax, GELU, layer norm), which would
+        // otherwise leave cores idle.
+        let results: Vec<Result<Vec<Vec<f32>>, EmbedError>> = batches
+            .par_iter()
+            .map(|batch| {
+                let rows: Vec<&[u32]> = batch.iter().map(|&i| encodings[i].get_ids()).collect();
+                self.forward(&rows)
+            })
+            .collect();
+        let mut out = vec![Vec::new(); texts.len()];
+        for (batch, vectors) in batches.iter().zip(results) {
+            for (&i, v) in batch.iter().zip(vectors?) {
                 out[i] = v;
             }
-            start = end;
         }
         Ok(out)
     }

@@ -77,6 +77,11 @@ pub trait Embedder: Send + Sync {
     /// Tokens `text` takes, special tokens included, before truncation.
     fn count_tokens(&self, text: &str) -> Result<usize, EmbedError>;
 
+    /// [`Embedder::count_tokens`] for many texts at once.
+    fn count_tokens_batch(&self, texts: &[&str]) -> Result<Vec<usize>, EmbedError> {
+        texts.iter().map(|t| self.count_tokens(t)).collect()
+    }
+
     /// One unit vector per text, in order. Texts longer than
     /// [`ModelId::max_tokens`] are truncated.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;

@@ -68,7 +68,19 @@ pub fn chunk_document(
     let notebook = doc.language == "notebook";
     let (sections, display): (Vec<Section>, Vec<String>) = if notebook {
         match notebook_sections(&doc.text, index) {
-            Some(s) => (s, raw.iter().map(|l| notebook_line_text(l)).collect()),
+            Some(s) => {
+                // Only cell sources carry text; outputs and metadata stay out of the index.
+                let mut inside = vec![false; raw.len()];
+                for sec in &s {
+                    inside[(sec.start - 1) as usize..sec.end as usize].fill(true);
+                }
+                let display = raw
+                    .iter()
+                    .zip(&inside)
+                    .map(|(l, &keep)| if keep { notebook_line_text(l) } else { String::new() })
+                    .collect();
+                (s, display)
+            }
             None => (vec![whole(n)], raw.iter().map(|l| (*l).to_owned()).collect()),
         }
     } else {
@@ -435,7 +447,8 @@ fn symbols(language: &str, lines: &[&str]) -> Vec<String> {
     out
 }
 
-/// Each notebook cell's span: from its opening `{` to the end of its `source`.
+/// Each notebook cell's span: the raw lines of its `source` (outputs, which
+/// nbformat writes before the source, are left out).
 fn notebook_sections(text: &str, index: &LineIndex) -> Option<Vec<Section>> {
     use serde_json::value::RawValue;
     #[derive(serde::Deserialize)]
@@ -455,10 +468,10 @@ fn notebook_sections(text: &str, index: &LineIndex) -> Option<Vec<Section>> {
     for raw in nb.cells {
         let cell: Cell = serde_json::from_str(raw.get()).ok()?;
         // RawValue borrows from `text`, so pointer differences are byte offsets into it.
-        let cell_start = raw.get().as_ptr() as usize - base;
         let src = cell.source.get();
-        let src_end = src.as_ptr() as usize - base + src.len();
-        let start = index.line_of_byte(cell_start);
+        let src_start = src.as_ptr() as usize - base;
+        let src_end = src_start + src.len();
+        let start = index.line_of_byte(src_start);
         let end = index.line_of_byte(src_end.saturating_sub(1));
         let first_line = match serde_json::from_str::<serde_json::Value>(src).ok()? {
             serde_json::Value::Array(a) => a.first().and_then(|v| v.as_str()).unwrap_or("").to_owned(),
@@ -587,8 +600,8 @@ mod tests {
 }"##;
         let index = LineIndex::new(nb.as_bytes());
         let sections = notebook_sections(nb, &index).expect("parses");
-        assert_eq!((sections[0].start, sections[0].end), (3, 9));
-        assert_eq!((sections[1].start, sections[1].end), (11, 19));
+        assert_eq!((sections[0].start, sections[0].end), (6, 9));
+        assert_eq!((sections[1].start, sections[1].end), (16, 19));
         let c = chunks(&doc("p.ipynb", "notebook", nb));
         let all: String = c.iter().map(|c| c.text.clone()).collect::<Vec<_>>().join("\n");
         assert!(all.contains("with Pool() as pool:"), "{all}");

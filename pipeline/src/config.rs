@@ -320,10 +320,11 @@ fn resolve_url(path: &Path, base: &Path, url: &Spanned<String>) -> Result<String
     } else {
         base.join(local)
     };
-    if !p.exists() {
-        return Err(at(path, url, format!("url {u:?}: no such local repository ({})", p.display())));
+    // Absolute, so the cache does not depend on the working directory.
+    match std::fs::canonicalize(&p) {
+        Ok(abs) => Ok(abs.to_string_lossy().into_owned()),
+        Err(_) => Err(at(path, url, format!("url {u:?}: no such local repository ({})", p.display()))),
     }
-    Ok(p.to_string_lossy().into_owned())
 }
 
 /// `https://github.com/owner/repo` for GitHub clone URLs, else `None`.

@@ -68,6 +68,8 @@ pub fn read_commit(
             Err(SkipReason::Excluded)
         } else if is_vendored(&path) {
             Err(SkipReason::Vendored)
+        } else if is_generated_path(&path) {
+            Err(SkipReason::Generated)
         } else if size > max_bytes {
             Err(SkipReason::TooLarge)
         } else {
@@ -96,6 +98,9 @@ pub fn classify(path: &str, bytes: &[u8]) -> Result<SourceDoc, SkipReason> {
     let text = std::str::from_utf8(bytes).map_err(|_| SkipReason::NonUtf8)?;
     if is_minified(path, text) {
         return Err(SkipReason::Minified);
+    }
+    if is_generated(path, text) {
+        return Err(SkipReason::Generated);
     }
     let doctype = doctype(path);
     let language = language(path);
@@ -139,6 +144,30 @@ fn is_vendored(path: &str) -> bool {
     })
 }
 
+/// Build output and copied-in web/LaTeX assets, by path.
+fn is_generated_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let name = file_name(path);
+    lower.split('/').any(|seg| matches!(seg, "_static" | "_build" | "_sources" | "_images" | "__pycache__" | ".ipynb_checkpoints"))
+        || lower.contains("build/html/")
+        || ["jquery", "underscore", "bootstrap", "doctools", "searchtools", "mathjax"]
+            .iter()
+            .any(|lib| name.starts_with(lib) && name.ends_with(".js"))
+        || matches!(extension(path).as_str(), "cls" | "sty" | "bst")
+}
+
+/// HTML written by a documentation generator (Sphinx, Docutils, Doxygen, pdoc …):
+/// the source it was generated from is indexed instead.
+fn is_generated(path: &str, text: &str) -> bool {
+    if !matches!(extension(path).as_str(), "html" | "htm") {
+        return false;
+    }
+    let head = text[..floor_char_boundary(text, 4096)].to_ascii_lowercase();
+    ["name=\"generator\"", "sphinx", "docutils", "doxygen", "pdoc", "_static/"]
+        .iter()
+        .any(|m| head.contains(m))
+}
+
 fn is_minified(path: &str, text: &str) -> bool {
     let name = file_name(path);
     if name.contains(".min.") {
@@ -151,22 +180,28 @@ fn is_minified(path: &str, text: &str) -> bool {
         && (longest > 5000 || text.len() / lines > 400)
 }
 
-/// Mostly numbers, separators and exponents: a data table, not prose or code.
+/// A data table, not prose or code: most lines are mostly numbers (a text
+/// header above the table does not save it).
 fn is_numeric_data(text: &str) -> bool {
-    let sample = &text[..floor_char_boundary(text, 20_000)];
-    if sample.lines().count() < 10 {
-        return false;
-    }
-    let mut numeric = 0usize;
-    let mut other = 0usize;
-    for c in sample.chars().filter(|c| !c.is_whitespace()) {
-        if c.is_ascii_digit() || matches!(c, '.' | ',' | '-' | '+' | 'e' | 'E' | ';' | '|') {
-            numeric += 1;
-        } else {
-            other += 1;
+    let sample = &text[..floor_char_boundary(text, 50_000)];
+    let mut lines = 0usize;
+    let mut numeric_lines = 0usize;
+    for line in sample.lines().filter(|l| !l.trim().is_empty()) {
+        lines += 1;
+        let fields: Vec<&str> = line.split(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == '|').filter(|f| !f.is_empty()).collect();
+        let numbers = fields.iter().filter(|f| looks_numeric(f)).count();
+        if !fields.is_empty() && numbers * 5 >= fields.len() * 3 {
+            numeric_lines += 1;
         }
     }
-    numeric > 0 && numeric as f64 / (numeric + other) as f64 > 0.75
+    lines >= 10 && numeric_lines * 2 > lines
+}
+
+/// A number, or a date or time made of digits and separators.
+fn looks_numeric(field: &str) -> bool {
+    field.parse::<f64>().is_ok()
+        || (field.bytes().any(|b| b.is_ascii_digit())
+            && field.bytes().all(|b| b.is_ascii_digit() || b"-:./+eET".contains(&b)))
 }
 
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
@@ -291,5 +326,11 @@ mod tests {
         assert_eq!(classify("data/lc.dat", table.as_bytes()).err(), Some(SkipReason::NumericData));
         assert!(classify("a.py", table.as_bytes()).is_ok(), "code is never numeric data");
         assert!(classify("notes.md", b"# Title\n\nSome prose.\n").is_ok());
+        let sphinx = "<html><head><meta name=\"generator\" content=\"Docutils\"></head></html>";
+        assert_eq!(classify("docs/index.html", sphinx.as_bytes()).err(), Some(SkipReason::Generated));
+        assert!(is_generated_path("docs/_static/jquery-3.5.1.js"));
+        assert!(is_generated_path("document/aastex.cls"));
+        let header = "Ephemeris of K2\nAutomated mail\n".to_owned() + &table;
+        assert_eq!(classify("data/eph.dat", header.as_bytes()).err(), Some(SkipReason::NumericData));
     }
 }

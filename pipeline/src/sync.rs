@@ -55,7 +55,11 @@ pub fn sync(cfg: &RepoConfig, cache: &Path) -> Result<Synced, SyncError> {
         r.remote("origin", &cfg.fetch_url).map_err(err("add remote"))?;
         r
     };
-    repo.remote_set_url("origin", &cfg.fetch_url)
+    let fetch_url = match refless_mirror(cfg, cache) {
+        Some(shadow) => shadow.map_err(err("prepare a readable view of the mirror"))?,
+        None => cfg.fetch_url.clone(),
+    };
+    repo.remote_set_url("origin", &fetch_url)
         .map_err(err("set remote url"))?;
     let default_branch = {
         let mut remote = repo.find_remote("origin").map_err(err("find remote"))?;
@@ -88,6 +92,40 @@ pub fn sync(cfg: &RepoConfig, cache: &Path) -> Result<Synced, SyncError> {
         default_branch,
         commit,
     })
+}
+
+/// A local bare repository copied without its (empty) `refs/` folder is
+/// refused by git. For such a mirror, returns a view under the cache that git
+/// accepts: a fresh bare repository borrowing the mirror's objects through
+/// `objects/info/alternates`, with its HEAD, packed-refs and shallow files.
+/// The mirror itself is only read.
+fn refless_mirror(cfg: &RepoConfig, cache: &Path) -> Option<Result<String, git2::Error>> {
+    let src = Path::new(&cfg.fetch_url);
+    let refless = src.is_absolute()
+        && src.join("HEAD").is_file()
+        && src.join("objects").is_dir()
+        && !src.join("refs").exists();
+    if !refless {
+        return None;
+    }
+    let make = || -> Result<String, git2::Error> {
+        let key = &cairn_index::sha256_hex(cfg.fetch_url.as_bytes())[..12];
+        let view = cache.join("mirror-views").join(format!("{}-{key}.git", cfg.name));
+        let io = |e: std::io::Error| git2::Error::from_str(&format!("{}: {e}", view.display()));
+        if view.exists() {
+            std::fs::remove_dir_all(&view).map_err(io)?;
+        }
+        Repository::init_bare(&view)?;
+        let objects = src.join("objects");
+        std::fs::write(view.join("objects/info/alternates"), format!("{}\n", objects.display())).map_err(io)?;
+        for f in ["HEAD", "packed-refs", "shallow"] {
+            if src.join(f).is_file() {
+                std::fs::copy(src.join(f), view.join(f)).map_err(io)?;
+            }
+        }
+        Ok(view.to_string_lossy().into_owned())
+    };
+    Some(make())
 }
 
 /// A branch, tag or full sha to a commit id.

@@ -1,0 +1,122 @@
+//! The embedding cache: vectors keyed by (model weights sha256, chunk text
+//! sha256), so a nightly rebuild embeds only chunks whose text changed.
+//!
+//! One file per model under `<cache>/embeddings/`: a sequence of records, each
+//! the 32-byte text digest followed by `dim` little-endian f32. It is
+//! rewritten atomically after each build with exactly the entries that build
+//! used, so it never grows without bound.
+
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Digest of an embedded text.
+pub type TextKey = [u8; 32];
+
+/// The key of `text`.
+pub fn text_key(text: &str) -> TextKey {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+/// Cached vectors for one model.
+pub struct EmbedCache {
+    path: PathBuf,
+    dim: usize,
+    entries: HashMap<TextKey, Vec<f32>>,
+}
+
+impl EmbedCache {
+    /// Opens the cache for the model with `weights_sha256` and `dim`; a missing
+    /// or damaged file gives an empty cache (it is only a cache).
+    pub fn open(cache_dir: &Path, weights_sha256: &str, dim: usize) -> Self {
+        let name = format!("{}-{dim}.bin", &weights_sha256[..weights_sha256.len().min(16)]);
+        let path = cache_dir.join("embeddings").join(name);
+        let entries = std::fs::read(&path)
+            .ok()
+            .map(|bytes| parse(&bytes, dim))
+            .unwrap_or_default();
+        Self { path, dim, entries }
+    }
+
+    /// Cached vector of a text, if any.
+    pub fn get(&self, key: &TextKey) -> Option<&Vec<f32>> {
+        self.entries.get(key)
+    }
+
+    /// Number of cached vectors.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the cache is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Replaces the file with exactly `used` (key, vector) pairs, atomically.
+    pub fn save<'a>(&self, used: impl Iterator<Item = (&'a TextKey, &'a [f32])>) -> io::Result<()> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        {
+            let mut w = io::BufWriter::new(tmp.as_file_mut());
+            let mut seen = std::collections::HashSet::new();
+            for (key, v) in used {
+                if v.len() == self.dim && seen.insert(*key) {
+                    w.write_all(key)?;
+                    for x in v {
+                        w.write_all(&x.to_le_bytes())?;
+                    }
+                }
+            }
+            w.flush()?;
+        }
+        tmp.as_file().sync_all()?;
+        tmp.persist(&self.path).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+fn parse(bytes: &[u8], dim: usize) -> HashMap<TextKey, Vec<f32>> {
+    let record = 32 + dim * 4;
+    if dim == 0 || bytes.len() % record != 0 {
+        return HashMap::new();
+    }
+    bytes
+        .chunks_exact(record)
+        .map(|r| {
+            let mut key = [0u8; 32];
+            key.copy_from_slice(&r[..32]);
+            let v = r[32..]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            (key, v)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_damage() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let c = EmbedCache::open(dir.path(), "abcdef0123456789ff", 2);
+        assert!(c.is_empty());
+        let k = text_key("hello");
+        let v = vec![0.5f32, -1.0];
+        c.save(std::iter::once((&k, v.as_slice()))).expect("save");
+        let c = EmbedCache::open(dir.path(), "abcdef0123456789ff", 2);
+        assert_eq!(c.get(&k), Some(&v));
+        // A different model never sees these vectors.
+        assert!(EmbedCache::open(dir.path(), "0000000000000000", 2).is_empty());
+        // A truncated file is ignored rather than trusted.
+        let path = dir.path().join("embeddings/abcdef0123456789-2.bin");
+        let bytes = std::fs::read(&path).expect("read");
+        std::fs::write(&path, &bytes[..bytes.len() - 1]).expect("write");
+        assert!(EmbedCache::open(dir.path(), "abcdef0123456789ff", 2).is_empty());
+    }
+}
