@@ -48,12 +48,13 @@ fn yaml_error(path: &Path, e: &serde_saphyr::Error) -> ConfigError {
     let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
     // The rendered error repeats the location and a snippet; keep its message line.
     let rendered = e.to_string();
-    let message = rendered
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("invalid YAML")
-        .trim()
-        .to_owned();
+    let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid YAML").trim();
+    let first = first.strip_prefix("error:").unwrap_or(first).trim_start();
+    // Drop the "line N column M:" prefix: the location leads our message already.
+    let message = match first.strip_prefix("line ").and_then(|r| r.split_once(": ")) {
+        Some((_, rest)) => rest.to_owned(),
+        None => first.to_owned(),
+    };
     ConfigError::At {
         path: path.to_owned(),
         line,
@@ -140,11 +141,32 @@ struct RawCategoryTable {
     repos: Vec<RawRepo>,
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
+/// A category is nancy-brain's list of repos, or `{groups, repos}`.
 enum RawCategory {
     List(Vec<RawRepo>),
     Table(RawCategoryTable),
+}
+
+impl<'de> Deserialize<'de> for RawCategory {
+    // Dispatching on the node's shape (rather than `#[serde(untagged)]`, which
+    // buffers the input) keeps every source location for error messages.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{MapAccess, SeqAccess, Visitor, value};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawCategory;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of repositories, or a mapping with `groups` and `repos`")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<RawCategory, A::Error> {
+                Vec::deserialize(value::SeqAccessDeserializer::new(seq)).map(RawCategory::List)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawCategory, A::Error> {
+                RawCategoryTable::deserialize(value::MapAccessDeserializer::new(map)).map(RawCategory::Table)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl Registry {
@@ -156,17 +178,8 @@ impl Registry {
 
     /// Validates `text` as if read from `path`.
     pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
-        let raw: HashMap<Spanned<String>, RawCategory> = match serde_saphyr::from_str(text) {
-            Ok(r) => r,
-            Err(flexible) => {
-                // The untagged form hides the real problem; the plain nancy-brain
-                // form (category -> list) pinpoints it.
-                return Err(match serde_saphyr::from_str::<BTreeMap<String, Vec<RawRepo>>>(text) {
-                    Err(e) => yaml_error(path, &e),
-                    Ok(_) => yaml_error(path, &flexible),
-                });
-            }
-        };
+        let raw: HashMap<Spanned<String>, RawCategory> =
+            serde_saphyr::from_str(text).map_err(|e| yaml_error(path, &e))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let mut names: HashSet<String> = HashSet::new();
         let mut repos = Vec::new();

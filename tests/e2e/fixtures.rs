@@ -1,0 +1,180 @@
+//! Fixture repositories, configs and the tiny model, built fresh in a temp folder.
+
+use git2::{IndexAddOption, Oid, Repository, RepositoryInitOptions, Signature};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A fixture world: two git repos, a config, a tiny model, output and cache folders.
+pub struct World {
+    pub dir: tempfile::TempDir,
+    pub alpha: PathBuf,
+    pub beta: PathBuf,
+    pub model: PathBuf,
+}
+
+pub const NOTEBOOK: &str = r##"{
+ "cells": [
+  {
+   "cell_type": "markdown",
+   "metadata": {},
+   "source": [
+    "# Fitting a light curve\n",
+    "Load the data, then fit."
+   ]
+  },
+  {
+   "cell_type": "code",
+   "execution_count": 1,
+   "metadata": {},
+   "outputs": [
+    {
+     "name": "stdout",
+     "output_type": "stream",
+     "text": ["0.5\n"]
+    }
+   ],
+   "source": [
+    "import alpha\n",
+    "model = alpha.fit_model(data)"
+   ]
+  }
+ ],
+ "metadata": {},
+ "nbformat": 4,
+ "nbformat_minor": 5
+}
+"##;
+
+fn alpha_files() -> Vec<(&'static str, Vec<u8>)> {
+    let mut big = String::new();
+    while big.len() < 30_000 {
+        big.push_str("this line makes the file larger than the cap of the fixture build\n");
+    }
+    vec![
+        ("README.md", b"# Alpha\n\nAlpha fits light curves.\n\n## Install\n\npip install alpha\n\n## Usage\n\nCall fit_model on your data.\nIt returns a Model.\n".to_vec()),
+        ("src/alpha/core.py", b"\"\"\"Core of alpha.\"\"\"\nimport math\n\n\ndef fit_model(data, t_E=1.0):\n    \"\"\"Fit a point lens model to data.\"\"\"\n    return [math.sqrt(x) for x in data]\n\n\nclass Model:\n    def __init__(self, t_0, u_0):\n        self.t_0 = t_0\n        self.u_0 = u_0\n\n    def magnification(self, time):\n        return 1.0 + self.u_0 * time\n".to_vec()),
+        ("docs/guide.rst", b"Guide\n=====\n\nHow to use alpha.\n\nParameters\n----------\n\nThe parameters are t_0, u_0 and t_E.\nEach is a float.\n".to_vec()),
+        ("src/alpha/nofinal.py", b"def last():\n    return 'no newline at the end'".to_vec()),
+        ("docs/crlf.txt", b"first line\r\nsecond line\r\nthird line\r\n".to_vec()),
+        ("notebooks/demo.ipynb", NOTEBOOK.as_bytes().to_vec()),
+        ("data/blob.bin", vec![0u8, 1, 2, 3, 0, 255]),
+        ("data/latin1.txt", b"caf\xe9 au lait\n".to_vec()),
+        ("data/big.txt", big.into_bytes()),
+        ("data/lightcurve.dat", b"version https://git-lfs.github.com/spec/v1\noid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n".to_vec()),
+    ]
+}
+
+fn beta_files() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("README.md", b"# Beta\n\nBeta computes binary lens magnification in C++.\n".to_vec()),
+        ("lib/beta.cpp", b"#include <cmath>\n\n// Binary lens magnification.\ndouble BinaryMag(double s, double q) {\n    return std::sqrt(s * q);\n}\n\nint main() {\n    return 0;\n}\n".to_vec()),
+    ]
+}
+
+/// Writes `files` into the repo's work tree and commits them on HEAD.
+pub fn commit(repo: &Repository, files: &[(&str, Vec<u8>)], message: &str) -> Oid {
+    let root = repo.workdir().expect("work tree").to_owned();
+    for (path, bytes) in files {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, bytes).expect("write");
+    }
+    let mut index = repo.index().expect("index");
+    index.add_all(["*"], IndexAddOption::DEFAULT, None).expect("add");
+    index.write().expect("write index");
+    let tree = repo.find_tree(index.write_tree().expect("tree")).expect("find tree");
+    let sig = Signature::new("Fixture", "fixture@example.org", &git2::Time::new(1_700_000_000, 0)).expect("sig");
+    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+    let parents: Vec<&git2::Commit> = parent.iter().collect();
+    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents).expect("commit")
+}
+
+fn init(path: &Path, branch: &str) -> Repository {
+    let mut opts = RepositoryInitOptions::new();
+    opts.initial_head(branch);
+    Repository::init_opts(path, &opts).expect("init")
+}
+
+impl World {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let alpha = dir.path().join("repos/alpha");
+        let beta = dir.path().join("repos/beta");
+        let a = init(&alpha, "main");
+        let first = commit(&a, &alpha_files(), "first");
+        a.tag_lightweight("v1", &a.find_object(first, None).expect("obj"), false).expect("tag");
+        let b = init(&beta, "master");
+        commit(&b, &beta_files(), "first");
+        let model = dir.path().join("model");
+        cairn_embed::fixtures::write_tiny_bert(&model).expect("tiny model");
+        let w = Self { dir, alpha, beta, model };
+        w.write_config("");
+        w
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// Writes config/repositories.yml (with `alpha_extra` lines added to alpha's entry) and build.yaml.
+    pub fn write_config(&self, alpha_extra: &str) {
+        let yml = format!(
+            "science:\n  - name: alpha\n    url: ../repos/alpha\n    web_url: https://github.com/example/alpha\n    description: Alpha fits light curves\n{alpha_extra}tools:\n  - name: beta\n    url: {}\n    web_url: https://github.com/example/beta\n",
+            self.beta.display()
+        );
+        self.write("config/repositories.yml", &yml);
+        self.write("config/build.yaml", "max_file_bytes: 20000\nchunk_max_lines: 30\n");
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    pub fn alpha_repo(&self) -> Repository {
+        Repository::open(&self.alpha).expect("open alpha")
+    }
+
+    /// `cairn build` into `out` with the tiny model; `extra` args appended.
+    pub fn build(&self, out: &str, extra: &[&str]) -> Output {
+        let config = self.path("config/repositories.yml");
+        let mut args = vec!["build", "--config", config.to_str().expect("utf8"), "--out"];
+        let out = self.path(out);
+        let cache = self.path("cache");
+        let model = self.model.to_str().expect("utf8").to_owned();
+        let out_s = out.to_str().expect("utf8").to_owned();
+        let cache_s = cache.to_str().expect("utf8").to_owned();
+        args.push(&out_s);
+        args.extend(["--cache", &cache_s, "--model-dir", &model]);
+        args.extend(extra);
+        cairn(&args)
+    }
+}
+
+/// Runs the cairn binary.
+pub fn cairn(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(args)
+        .env("CAIRN_LOG", "warn")
+        .output()
+        .expect("run cairn")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The published version folder CURRENT names under `out`.
+pub fn current_dir(out: &Path) -> PathBuf {
+    let v = std::fs::read_to_string(out.join("CURRENT")).expect("CURRENT");
+    out.join("versions").join(v.trim())
+}
+
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).expect("read json")).expect("parse json")
+}
