@@ -17,7 +17,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "cairn", version, about = "Reproducible citation search over scientific software repositories")]
+#[command(
+    name = "cairn",
+    version,
+    about = "Reproducible citation search over scientific software repositories"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -134,7 +138,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Verify { index, json } => {
             let root = IndexRoot::new(&index);
-            let report = cairn_index::verify(&root).with_context(|| format!("verifying {}", index.display()))?;
+            let report = cairn_index::verify(&root)
+                .with_context(|| format!("verifying {}", index.display()))?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
@@ -144,7 +149,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 println!(
                     "{} {}: {} files, {} docs, {} chunks checked, {} problems",
                     if report.ok() { "ok" } else { "FAILED" },
-                    report.index_version.as_ref().map(|v| v.as_str()).unwrap_or("?"),
+                    report
+                        .index_version
+                        .as_ref()
+                        .map(|v| v.as_str())
+                        .unwrap_or("?"),
                     report.files_checked,
                     report.docs_checked,
                     report.chunks_checked,

@@ -10,7 +10,9 @@ use std::sync::Mutex;
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     if std::io::stderr().is_terminal() {
         builder.init();
     } else {
@@ -43,8 +45,10 @@ impl Reporter for TermReporter {
         if self.tty {
             let bar = match total {
                 Some(n) => ProgressBar::new(n).with_style(
-                    ProgressStyle::with_template("{msg:24} [{bar:40}] {pos}/{len} {per_sec} eta {eta}")
-                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                    ProgressStyle::with_template(
+                        "{msg:24} [{bar:40}] {pos}/{len} {per_sec} eta {eta}",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
                 ),
                 None => ProgressBar::new_spinner(),
             };
@@ -120,8 +124,19 @@ pub fn print_summary(s: &BuildSummary) {
             (None, None) => println!("  {:16} ?", r.name),
         }
     }
-    let skipped: Vec<String> = s.skipped_by_reason.iter().map(|(k, v)| format!("{k} {v}")).collect();
-    println!("  skipped: {}", if skipped.is_empty() { "none".into() } else { skipped.join(", ") });
+    let skipped: Vec<String> = s
+        .skipped_by_reason
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    println!(
+        "  skipped: {}",
+        if skipped.is_empty() {
+            "none".into()
+        } else {
+            skipped.join(", ")
+        }
+    );
     println!(
         "  embedded {} chunks ({} cached), {:.1} chunks/s, {:.0} tokens/s; {:.1} s wall; {:.1} MB",
         s.embedded,

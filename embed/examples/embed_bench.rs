@@ -8,14 +8,18 @@ use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec};
 use std::time::Instant;
 
 fn collect(dir: &std::path::Path, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
     paths.sort();
     for p in paths {
         if p.is_dir() {
             collect(&p, out);
-        } else if matches!(p.extension().and_then(|e| e.to_str()), Some("py" | "md" | "rst"))
-            && let Ok(text) = std::fs::read_to_string(&p)
+        } else if matches!(
+            p.extension().and_then(|e| e.to_str()),
+            Some("py" | "md" | "rst")
+        ) && let Ok(text) = std::fs::read_to_string(&p)
         {
             let lines: Vec<&str> = text.lines().collect();
             out.extend(lines.chunks(30).map(|c| c.join("\n")));

@@ -72,7 +72,8 @@ impl BertEmbedder {
             .map_err(|e| bad(&files.weights, e))?;
         let model = BertModel::load(vb, &config).map_err(|e| bad(&files.weights, e))?;
 
-        let mut counter = Tokenizer::from_file(&files.tokenizer).map_err(|e| bad(&files.tokenizer, e))?;
+        let mut counter =
+            Tokenizer::from_file(&files.tokenizer).map_err(|e| bad(&files.tokenizer, e))?;
         counter.with_padding(None);
         counter
             .with_truncation(None)
@@ -122,7 +123,11 @@ impl BertEmbedder {
         let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
         let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?;
         let mean = summed.broadcast_div(&counts)?;
-        let norm = mean.sqr()?.sum_keepdim(D::Minus1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
+        let norm = mean
+            .sqr()?
+            .sum_keepdim(D::Minus1)?
+            .sqrt()?
+            .clamp(1e-12, f64::MAX)?;
         Ok(mean.broadcast_div(&norm)?.to_vec2::<f32>()?)
     }
 }

@@ -27,21 +27,51 @@ pub fn write_tiny_bert(dir: &Path) -> std::io::Result<()> {
         "position_embedding_type": "absolute"
     });
     std::fs::write(dir.join("config.json"), config.to_string())?;
-    std::fs::write(dir.join("sentence_bert_config.json"), r#"{"max_seq_length": 64}"#)?;
-    std::fs::write(dir.join("tokenizer.json"), tokenizer_json(&vocab).to_string())?;
+    std::fs::write(
+        dir.join("sentence_bert_config.json"),
+        r#"{"max_seq_length": 64}"#,
+    )?;
+    std::fs::write(
+        dir.join("tokenizer.json"),
+        tokenizer_json(&vocab).to_string(),
+    )?;
     let tensors = weights(vocab.len()).map_err(std::io::Error::other)?;
-    candle_core::safetensors::save(&tensors, dir.join("model.safetensors")).map_err(std::io::Error::other)
+    candle_core::safetensors::save(&tensors, dir.join("model.safetensors"))
+        .map_err(std::io::Error::other)
 }
 
 fn vocab() -> Vec<String> {
-    let mut v: Vec<String> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"].map(String::from).to_vec();
+    let mut v: Vec<String> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        .map(String::from)
+        .to_vec();
     let chars = "abcdefghijklmnopqrstuvwxyz0123456789";
     v.extend(chars.chars().map(String::from));
     v.extend(chars.chars().map(|c| format!("##{c}")));
-    v.extend("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~".chars().map(String::from));
+    v.extend(
+        "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+            .chars()
+            .map(String::from),
+    );
     for w in [
-        "the", "model", "fit", "data", "lens", "light", "curve", "install", "def", "class", "import",
-        "return", "parameter", "sampler", "plot", "event", "source", "time", "magnification",
+        "the",
+        "model",
+        "fit",
+        "data",
+        "lens",
+        "light",
+        "curve",
+        "install",
+        "def",
+        "class",
+        "import",
+        "return",
+        "parameter",
+        "sampler",
+        "plot",
+        "event",
+        "source",
+        "time",
+        "magnification",
     ] {
         v.push(w.to_owned());
     }
@@ -91,7 +121,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self) -> f32 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((self.0 >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 0.2
     }
 }
@@ -105,24 +138,64 @@ fn weights(vocab: usize) -> candle_core::Result<HashMap<String, Tensor>> {
         t.insert(name, Tensor::from_vec(data, shape, &Device::Cpu)?);
         Ok(())
     };
-    add("embeddings.word_embeddings.weight".into(), &[vocab, HIDDEN], None)?;
-    add("embeddings.position_embeddings.weight".into(), &[MAX_POSITIONS, HIDDEN], None)?;
-    add("embeddings.token_type_embeddings.weight".into(), &[2, HIDDEN], None)?;
+    add(
+        "embeddings.word_embeddings.weight".into(),
+        &[vocab, HIDDEN],
+        None,
+    )?;
+    add(
+        "embeddings.position_embeddings.weight".into(),
+        &[MAX_POSITIONS, HIDDEN],
+        None,
+    )?;
+    add(
+        "embeddings.token_type_embeddings.weight".into(),
+        &[2, HIDDEN],
+        None,
+    )?;
     add("embeddings.LayerNorm.weight".into(), &[HIDDEN], Some(1.0))?;
     add("embeddings.LayerNorm.bias".into(), &[HIDDEN], Some(0.0))?;
     for l in 0..LAYERS {
         let p = format!("encoder.layer.{l}");
         for m in ["query", "key", "value"] {
-            add(format!("{p}.attention.self.{m}.weight"), &[HIDDEN, HIDDEN], None)?;
+            add(
+                format!("{p}.attention.self.{m}.weight"),
+                &[HIDDEN, HIDDEN],
+                None,
+            )?;
             add(format!("{p}.attention.self.{m}.bias"), &[HIDDEN], None)?;
         }
-        add(format!("{p}.attention.output.dense.weight"), &[HIDDEN, HIDDEN], None)?;
+        add(
+            format!("{p}.attention.output.dense.weight"),
+            &[HIDDEN, HIDDEN],
+            None,
+        )?;
         add(format!("{p}.attention.output.dense.bias"), &[HIDDEN], None)?;
-        add(format!("{p}.attention.output.LayerNorm.weight"), &[HIDDEN], Some(1.0))?;
-        add(format!("{p}.attention.output.LayerNorm.bias"), &[HIDDEN], Some(0.0))?;
-        add(format!("{p}.intermediate.dense.weight"), &[INTERMEDIATE, HIDDEN], None)?;
-        add(format!("{p}.intermediate.dense.bias"), &[INTERMEDIATE], None)?;
-        add(format!("{p}.output.dense.weight"), &[HIDDEN, INTERMEDIATE], None)?;
+        add(
+            format!("{p}.attention.output.LayerNorm.weight"),
+            &[HIDDEN],
+            Some(1.0),
+        )?;
+        add(
+            format!("{p}.attention.output.LayerNorm.bias"),
+            &[HIDDEN],
+            Some(0.0),
+        )?;
+        add(
+            format!("{p}.intermediate.dense.weight"),
+            &[INTERMEDIATE, HIDDEN],
+            None,
+        )?;
+        add(
+            format!("{p}.intermediate.dense.bias"),
+            &[INTERMEDIATE],
+            None,
+        )?;
+        add(
+            format!("{p}.output.dense.weight"),
+            &[HIDDEN, INTERMEDIATE],
+            None,
+        )?;
         add(format!("{p}.output.dense.bias"), &[HIDDEN], None)?;
         add(format!("{p}.output.LayerNorm.weight"), &[HIDDEN], Some(1.0))?;
         add(format!("{p}.output.LayerNorm.bias"), &[HIDDEN], Some(0.0))?;
@@ -139,12 +212,19 @@ mod tests {
     fn tiny_model_embeds_unit_vectors() {
         let dir = tempfile::tempdir().expect("tempdir");
         write_tiny_bert(dir.path()).expect("fixture");
-        let files = ModelSpec::Dir(dir.path().to_owned()).locate().expect("files");
+        let files = ModelSpec::Dir(dir.path().to_owned())
+            .locate()
+            .expect("files");
         let e = BertEmbedder::load(&files, DevicePref::Cpu).expect("load");
         assert_eq!(e.model().dim, HIDDEN);
         assert_eq!(e.model().max_tokens, 64);
         let long = "model fit ".repeat(200);
-        let texts = ["fit the model", "light curve data", long.as_str(), "fit the model"];
+        let texts = [
+            "fit the model",
+            "light curve data",
+            long.as_str(),
+            "fit the model",
+        ];
         let v = e.embed(&texts).expect("embed");
         assert_eq!(v.len(), 4);
         for row in &v {
@@ -163,9 +243,14 @@ mod tests {
     #[test]
     fn missing_files_say_what_to_do() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let err = ModelSpec::Dir(dir.path().to_owned()).locate().expect_err("empty dir");
+        let err = ModelSpec::Dir(dir.path().to_owned())
+            .locate()
+            .expect_err("empty dir");
         let msg = err.to_string();
-        assert!(msg.contains("fetch-model.sh") && msg.contains("config.json"), "{msg}");
+        assert!(
+            msg.contains("fetch-model.sh") && msg.contains("config.json"),
+            "{msg}"
+        );
     }
 
     #[test]
@@ -175,8 +260,12 @@ mod tests {
         }
         let dir = tempfile::tempdir().expect("tempdir");
         write_tiny_bert(dir.path()).expect("fixture");
-        let files = ModelSpec::Dir(dir.path().to_owned()).locate().expect("files");
-        let err = BertEmbedder::load(&files, DevicePref::Cuda(0)).err().expect("no gpu");
+        let files = ModelSpec::Dir(dir.path().to_owned())
+            .locate()
+            .expect("files");
+        let err = BertEmbedder::load(&files, DevicePref::Cuda(0))
+            .err()
+            .expect("no gpu");
         assert!(err.to_string().contains("--features cuda"));
     }
 }

@@ -59,10 +59,12 @@ impl ModelSpec {
                     hf_hub::RepoType::Model,
                     revision.clone(),
                 ));
-                let config = repo.get("config.json").ok_or_else(|| EmbedError::NotFound {
-                    id: id.clone(),
-                    detail: format!("not in the hub cache at {}", cache.path().display()),
-                })?;
+                let config = repo
+                    .get("config.json")
+                    .ok_or_else(|| EmbedError::NotFound {
+                        id: id.clone(),
+                        detail: format!("not in the hub cache at {}", cache.path().display()),
+                    })?;
                 let dir = config.parent().map(Path::to_path_buf).unwrap_or_default();
                 // The snapshot folder is named by the commit the revision resolved to.
                 let commit = dir_name(&dir);
@@ -79,7 +81,10 @@ fn dir_name(dir: &Path) -> String {
 }
 
 fn from_dir(dir: &Path, id: &str, revision: &str) -> Result<ModelFiles, EmbedError> {
-    let missing: Vec<&str> = FILES.into_iter().filter(|f| !dir.join(f).is_file()).collect();
+    let missing: Vec<&str> = FILES
+        .into_iter()
+        .filter(|f| !dir.join(f).is_file())
+        .collect();
     if !missing.is_empty() {
         return Err(EmbedError::NotFound {
             id: id.to_owned(),

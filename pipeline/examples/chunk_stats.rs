@@ -12,7 +12,9 @@ use std::path::Path;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let config = args.get(1).ok_or("usage: chunk_stats repositories.yml [cache]")?;
+    let config = args
+        .get(1)
+        .ok_or("usage: chunk_stats repositories.yml [cache]")?;
     let cache = Path::new(args.get(2).map_or(".cairn/cache", String::as_str));
     let registry = Registry::load(Path::new(config))?;
     let settings = BuildSettings::default();
@@ -36,20 +38,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (sources, _) = read_commit(&s.repo, s.commit, cfg, settings.max_file_bytes)?;
         for d in &sources {
             let chunks = chunk_document(d, &LineIndex::new(d.text.as_bytes()), &limits, &count);
-            let tokens: usize = chunks.iter().map(|c| (c.tokens + 24).min(e.model().max_tokens)).sum();
-            let k = by_kind.entry(format!("{}/{}", cfg.name, d.doctype)).or_default();
+            let tokens: usize = chunks
+                .iter()
+                .map(|c| (c.tokens + 24).min(e.model().max_tokens))
+                .sum();
+            let k = by_kind
+                .entry(format!("{}/{}", cfg.name, d.doctype))
+                .or_default();
             k.0 += 1;
             k.1 += chunks.len();
             k.2 += tokens;
             docs.push((tokens, chunks.len(), format!("{}/{}", cfg.name, d.path)));
         }
     }
-    let total: (usize, usize, usize) = by_kind.values().fold((0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
-    println!("{:40} {:>6} {:>7} {:>9}", "repo/doctype", "docs", "chunks", "tokens");
+    let total: (usize, usize, usize) = by_kind
+        .values()
+        .fold((0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
+    println!(
+        "{:40} {:>6} {:>7} {:>9}",
+        "repo/doctype", "docs", "chunks", "tokens"
+    );
     for (k, v) in &by_kind {
         println!("{k:40} {:>6} {:>7} {:>9}", v.0, v.1, v.2);
     }
-    println!("{:40} {:>6} {:>7} {:>9}", "total", total.0, total.1, total.2);
+    println!(
+        "{:40} {:>6} {:>7} {:>9}",
+        "total", total.0, total.1, total.2
+    );
     docs.sort();
     println!("\nlargest docs by tokens:");
     for (t, c, p) in docs.iter().rev().take(25) {

@@ -3,7 +3,7 @@
 
 use crate::chunk::{ChunkDraft, ChunkLimits, chunk_document};
 use crate::config::{BuildSettings, ConfigError, Registry, RepoConfig, Weights};
-use crate::documents::{SourceDoc, Skipped, read_commit};
+use crate::documents::{Skipped, SourceDoc, read_commit};
 use crate::embed_cache::{EmbedCache, TextKey, text_key};
 use crate::report::Reporter;
 use crate::sync::{SyncError, sync};
@@ -147,7 +147,12 @@ struct RepoDocs {
 pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummary, BuildError> {
     let started = Instant::now();
     let registry = Registry::load(&opts.config)?;
-    let beside = |name: &str| opts.config.parent().map(|d| d.join(name)).filter(|p| p.is_file());
+    let beside = |name: &str| {
+        opts.config
+            .parent()
+            .map(|d| d.join(name))
+            .filter(|p| p.is_file())
+    };
     let weights = match opts.weights.clone().or_else(|| beside("weights.yaml")) {
         Some(p) => Weights::load(&p)?,
         None => Weights::default(),
@@ -191,7 +196,9 @@ pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummar
         .collect();
     let mut skipped_by_reason = BTreeMap::new();
     for s in &skipped {
-        *skipped_by_reason.entry(s.reason.as_str().to_owned()).or_insert(0) += 1;
+        *skipped_by_reason
+            .entry(s.reason.as_str().to_owned())
+            .or_insert(0) += 1;
     }
     let repo_records: Vec<RepoRecord> = repos.iter().map(|r| r.record.clone()).collect();
     let chunk_count: usize = drafts.iter().map(Vec::len).sum();
@@ -200,7 +207,9 @@ pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummar
         // Same inputs, same version: publishing again would change nothing.
         root.set_current(&version)?;
         root.prune(opts.keep)?;
-        reporter.note(&format!("index {version} is unchanged; CURRENT points at it"));
+        reporter.note(&format!(
+            "index {version} is unchanged; CURRENT points at it"
+        ));
         return Ok(BuildSummary {
             index_version: version.clone(),
             unchanged: true,
@@ -227,8 +236,14 @@ pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummar
         .map(|(d, c)| (d, embed_text(&docs[d], c)))
         .collect();
     let keys: Vec<TextKey> = embed_texts.iter().map(|(_, t)| text_key(t)).collect();
-    let cache = EmbedCache::open(&opts.cache, &embedder.model().weights_sha256, embedder.model().dim);
-    let mut todo: Vec<usize> = (0..keys.len()).filter(|&i| cache.get(&keys[i]).is_none()).collect();
+    let cache = EmbedCache::open(
+        &opts.cache,
+        &embedder.model().weights_sha256,
+        embedder.model().dim,
+    );
+    let mut todo: Vec<usize> = (0..keys.len())
+        .filter(|&i| cache.get(&keys[i]).is_none())
+        .collect();
     // Embed each distinct text once.
     let mut seen = std::collections::HashSet::new();
     todo.retain(|&i| seen.insert(keys[i]));
@@ -257,7 +272,13 @@ pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummar
     ));
     let vectors: Vec<&[f32]> = keys
         .iter()
-        .map(|k| fresh.get(k).or_else(|| cache.get(k)).map(Vec::as_slice).unwrap_or(&[]))
+        .map(|k| {
+            fresh
+                .get(k)
+                .or_else(|| cache.get(k))
+                .map(Vec::as_slice)
+                .unwrap_or(&[])
+        })
         .collect();
 
     reporter.stage("writing index", None);
@@ -288,7 +309,9 @@ pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummar
 
     let mut docs_by_doctype = BTreeMap::new();
     for d in &docs {
-        *docs_by_doctype.entry(d.doctype.as_str().to_owned()).or_insert(0) += 1;
+        *docs_by_doctype
+            .entry(d.doctype.as_str().to_owned())
+            .or_insert(0) += 1;
     }
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
@@ -316,7 +339,13 @@ pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummar
         reporter.note(&format!("could not save the embedding cache: {e}"));
     }
     reporter.finish(&format!("published {version}"));
-    let per = |n: f64| if embed_seconds > 0.0 { n / embed_seconds } else { 0.0 };
+    let per = |n: f64| {
+        if embed_seconds > 0.0 {
+            n / embed_seconds
+        } else {
+            0.0
+        }
+    };
     Ok(BuildSummary {
         index_version: version,
         unchanged: false,
@@ -376,16 +405,16 @@ fn sync_all(
             docs: 0,
             error: None,
         };
-        let result = sync(cfg, &opts.cache).map_err(BuildError::from).and_then(|s| {
-            let (docs, skipped) =
-                read_commit(&s.repo, s.commit, cfg, settings.max_file_bytes).map_err(|source| {
-                    BuildError::Tree {
+        let result = sync(cfg, &opts.cache)
+            .map_err(BuildError::from)
+            .and_then(|s| {
+                let (docs, skipped) = read_commit(&s.repo, s.commit, cfg, settings.max_file_bytes)
+                    .map_err(|source| BuildError::Tree {
                         repo: cfg.name.clone(),
                         source,
-                    }
-                })?;
-            Ok((s.default_branch, s.commit.to_string(), docs, skipped))
-        });
+                    })?;
+                Ok((s.default_branch, s.commit.to_string(), docs, skipped))
+            });
         match result {
             Ok((branch, commit, docs, skipped)) => {
                 reporter.note(&format!(
@@ -491,7 +520,10 @@ fn chunk_all(
             chunks
         })
         .collect();
-    reporter.finish(&format!("{} chunks", out.iter().map(Vec::len).sum::<usize>()));
+    reporter.finish(&format!(
+        "{} chunks",
+        out.iter().map(Vec::len).sum::<usize>()
+    ));
     Ok(out)
 }
 
@@ -546,7 +578,11 @@ fn index_version(
     IndexVersion::from_digest(&cairn_index::sha256_hex(&bytes))
 }
 
-fn write_tantivy(dir: &Path, docs: &[DocRecord], drafts: &[Vec<ChunkDraft>]) -> Result<(), BuildError> {
+fn write_tantivy(
+    dir: &Path,
+    docs: &[DocRecord],
+    drafts: &[Vec<ChunkDraft>],
+) -> Result<(), BuildError> {
     use tantivy::{Index, TantivyDocument};
     std::fs::create_dir_all(dir).map_err(|source| BuildError::Io {
         path: dir.to_owned(),

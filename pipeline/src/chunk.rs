@@ -61,7 +61,9 @@ pub fn chunk_document(
     }
     let raw: Vec<&str> = (1..=n)
         .map(|l| {
-            let r = index.byte_range(LineSpan { start: l, end: l }).unwrap_or(0..0);
+            let r = index
+                .byte_range(LineSpan { start: l, end: l })
+                .unwrap_or(0..0);
             doc.text[r].trim_end_matches(['\n', '\r'])
         })
         .collect();
@@ -77,14 +79,26 @@ pub fn chunk_document(
                 let display = raw
                     .iter()
                     .zip(&inside)
-                    .map(|(l, &keep)| if keep { notebook_line_text(l) } else { String::new() })
+                    .map(|(l, &keep)| {
+                        if keep {
+                            notebook_line_text(l)
+                        } else {
+                            String::new()
+                        }
+                    })
                     .collect();
                 (s, display)
             }
-            None => (vec![whole(n)], raw.iter().map(|l| (*l).to_owned()).collect()),
+            None => (
+                vec![whole(n)],
+                raw.iter().map(|l| (*l).to_owned()).collect(),
+            ),
         }
     } else {
-        (sections_for(doc.language, &raw), raw.iter().map(|l| (*l).to_owned()).collect())
+        (
+            sections_for(doc.language, &raw),
+            raw.iter().map(|l| (*l).to_owned()).collect(),
+        )
     };
     let display_refs: Vec<&str> = display.iter().map(String::as_str).collect();
     let tokens = count(&display_refs);
@@ -105,7 +119,10 @@ pub fn chunk_document(
             }
             let title = ctx.window_title(&section, span);
             out.push(ChunkDraft {
-                symbols: symbols(doc.language, &display_refs[(span.start - 1) as usize..span.end as usize]),
+                symbols: symbols(
+                    doc.language,
+                    &display_refs[(span.start - 1) as usize..span.end as usize],
+                ),
                 tokens: ctx.tokens_of(span.start, span.end),
                 span,
                 title,
@@ -135,7 +152,10 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     fn tokens_of(&self, start: u32, end: u32) -> usize {
         // One extra token a line stands in for the newline the line tokens do not see.
-        self.tokens[(start - 1) as usize..end as usize].iter().map(|t| t + 1).sum()
+        self.tokens[(start - 1) as usize..end as usize]
+            .iter()
+            .map(|t| t + 1)
+            .sum()
     }
 
     fn fits(&self, start: u32, end: u32) -> bool {
@@ -201,8 +221,12 @@ fn pack(ctx: &Ctx, sections: Vec<Section>) -> Vec<Section> {
         if let Some(prev) = out.last_mut() {
             let small = |a: u32, b: u32| b - a + 1 < ctx.limits.min_lines;
             // Contiguity matters for notebooks, whose sections leave gaps (outputs).
-            let adjacent = s.start <= prev.end + 1 || ctx.language != "notebook" || s.start - prev.end < 8;
-            if adjacent && (small(prev.start, prev.end) || small(s.start, s.end)) && ctx.fits(prev.start, s.end) {
+            let adjacent =
+                s.start <= prev.end + 1 || ctx.language != "notebook" || s.start - prev.end < 8;
+            if adjacent
+                && (small(prev.start, prev.end) || small(s.start, s.end))
+                && ctx.fits(prev.start, s.end)
+            {
                 prev.end = s.end;
                 if prev.title.is_empty() {
                     prev.title = s.title;
@@ -241,7 +265,9 @@ fn sections_for(language: &str, lines: &[&str]) -> Vec<Section> {
         "rst" => rst_headings(lines),
         "latex" => latex_sections(lines),
         "python" => python_defs(lines),
-        "c" | "cpp" | "cuda" | "rust" | "javascript" | "typescript" | "java" | "go" => brace_blocks(lines),
+        "c" | "cpp" | "cuda" | "rust" | "javascript" | "typescript" | "java" | "go" => {
+            brace_blocks(lines)
+        }
         "fortran" => fortran_units(lines),
         _ => Vec::new(),
     };
@@ -275,7 +301,10 @@ fn markdown_headings(lines: &[&str]) -> Vec<(u32, String)> {
 }
 
 fn join_path(path: &[(usize, String)]) -> String {
-    path.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>().join(" > ")
+    path.iter()
+        .map(|(_, t)| t.as_str())
+        .collect::<Vec<_>>()
+        .join(" > ")
 }
 
 fn is_rst_underline(l: &str) -> Option<char> {
@@ -293,7 +322,9 @@ fn rst_headings(lines: &[&str]) -> Vec<(u32, String)> {
         if title.is_empty() || is_rst_underline(lines[i]).is_some() || lines[i].starts_with(' ') {
             continue;
         }
-        let Some(c) = is_rst_underline(lines[i + 1]) else { continue };
+        let Some(c) = is_rst_underline(lines[i + 1]) else {
+            continue;
+        };
         if lines[i + 1].trim_end().len() < title.chars().count().min(3) {
             continue;
         }
@@ -316,10 +347,17 @@ fn latex_sections(lines: &[&str]) -> Vec<(u32, String)> {
         .enumerate()
         .filter_map(|(i, l)| {
             let t = l.trim_start();
-            ["\\chapter", "\\section", "\\subsection", "\\subsubsection", "\\paragraph", "\\begin{table"]
-                .iter()
-                .any(|p| t.starts_with(p))
-                .then(|| (i as u32 + 1, t.chars().take(80).collect()))
+            [
+                "\\chapter",
+                "\\section",
+                "\\subsection",
+                "\\subsubsection",
+                "\\paragraph",
+                "\\begin{table",
+            ]
+            .iter()
+            .any(|p| t.starts_with(p))
+            .then(|| (i as u32 + 1, t.chars().take(80).collect()))
         })
         .collect()
 }
@@ -331,7 +369,11 @@ fn def_name(t: &str) -> Option<String> {
         .or_else(|| t.strip_prefix("def "))
         .map(|r| ("def", r))
         .or_else(|| t.strip_prefix("class ").map(|r| ("class", r)))?;
-    let name: String = rest.1.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+    let name: String = rest
+        .1
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
     (!name.is_empty()).then(|| format!("{} {name}", rest.0))
 }
 
@@ -359,14 +401,21 @@ fn brace_blocks(lines: &[&str]) -> Vec<(u32, String)> {
     let mut depth: i64 = 0;
     for (i, l) in lines.iter().enumerate() {
         let starts_block = depth == 0
-            && l.chars().next().is_some_and(|c| !c.is_whitespace() && c != '}' && c != '{' && c != ')')
+            && l.chars()
+                .next()
+                .is_some_and(|c| !c.is_whitespace() && c != '}' && c != '{' && c != ')')
             && (i == 0 || lines[i - 1].trim().is_empty() || lines[i - 1].starts_with('}'));
         if starts_block {
             let title = lines[i..]
                 .iter()
                 .take(6)
                 .map(|x| x.trim())
-                .find(|x| !x.starts_with("//") && !x.starts_with("/*") && !x.starts_with('*') && !x.is_empty())
+                .find(|x| {
+                    !x.starts_with("//")
+                        && !x.starts_with("/*")
+                        && !x.starts_with('*')
+                        && !x.is_empty()
+                })
                 .unwrap_or("")
                 .chars()
                 .take(100)
@@ -403,7 +452,10 @@ fn soft_boundaries(language: &str, lines: &[&str]) -> Vec<bool> {
         let next = lines[l];
         let blank_here = lines[l - 1].trim().is_empty();
         let next_t = next.trim_start();
-        let inner_def = language == "python" && (next_t.starts_with("def ") || next_t.starts_with("async def ") || next_t.starts_with('@'));
+        let inner_def = language == "python"
+            && (next_t.starts_with("def ")
+                || next_t.starts_with("async def ")
+                || next_t.starts_with('@'));
         soft[l] = blank_here || inner_def;
     }
     soft[n] = true;
@@ -417,11 +469,17 @@ fn symbols(language: &str, lines: &[&str]) -> Vec<String> {
         let t = l.trim_start();
         if language == "python" || language == "notebook" {
             if let Some(name) = def_name(t) {
-                out.push(name.split_once(' ').map_or(name.clone(), |(_, n)| n.to_owned()));
+                out.push(
+                    name.split_once(' ')
+                        .map_or(name.clone(), |(_, n)| n.to_owned()),
+                );
                 if let Some(params) = t.split_once('(').map(|(_, p)| p) {
                     for p in params.split([',', ')']) {
                         let p = p.trim().trim_start_matches('*');
-                        let name: String = p.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                        let name: String = p
+                            .chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect();
                         if name.len() > 1 && name != "self" && name != "cls" {
                             out.push(name);
                         }
@@ -437,7 +495,9 @@ fn symbols(language: &str, lines: &[&str]) -> Vec<String> {
                 .next()
                 .unwrap_or("")
                 .to_owned();
-            if name.len() > 1 && !["if", "for", "while", "switch", "return"].contains(&name.as_str()) {
+            if name.len() > 1
+                && !["if", "for", "while", "switch", "return"].contains(&name.as_str())
+            {
                 out.push(name);
             }
         }
@@ -474,12 +534,19 @@ fn notebook_sections(text: &str, index: &LineIndex) -> Option<Vec<Section>> {
         let start = index.line_of_byte(src_start);
         let end = index.line_of_byte(src_end.saturating_sub(1));
         let first_line = match serde_json::from_str::<serde_json::Value>(src).ok()? {
-            serde_json::Value::Array(a) => a.first().and_then(|v| v.as_str()).unwrap_or("").to_owned(),
+            serde_json::Value::Array(a) => {
+                a.first().and_then(|v| v.as_str()).unwrap_or("").to_owned()
+            }
             serde_json::Value::String(s) => s.lines().next().unwrap_or("").to_owned(),
             _ => String::new(),
         };
         let title = if cell.cell_type == "markdown" {
-            first_line.trim_start_matches('#').trim().chars().take(80).collect()
+            first_line
+                .trim_start_matches('#')
+                .trim()
+                .chars()
+                .take(80)
+                .collect()
         } else {
             String::new()
         };
@@ -491,10 +558,13 @@ fn notebook_sections(text: &str, index: &LineIndex) -> Option<Vec<Section>> {
 /// The text a raw `.ipynb` line carries: the decoded string of a source line, else nothing.
 fn notebook_line_text(line: &str) -> String {
     let t = line.trim().trim_end_matches(',');
-    if t.starts_with('"') && t.ends_with('"') && t.len() >= 2 && !t.contains("\": ") {
-        if let Ok(s) = serde_json::from_str::<String>(t) {
-            return s.trim_end_matches('\n').to_owned();
-        }
+    if t.starts_with('"')
+        && t.ends_with('"')
+        && t.len() >= 2
+        && !t.contains("\": ")
+        && let Ok(s) = serde_json::from_str::<String>(t)
+    {
+        return s.trim_end_matches('\n').to_owned();
     }
     // `"source": "one line"` form, and structural lines.
     if let Some(rest) = t.strip_prefix("\"source\": ") {
@@ -553,17 +623,32 @@ mod tests {
 
     #[test]
     fn python_defs_and_long_sections_window_with_overlap() {
-        let mut text = String::from("import os\n\n\n@decorator\ndef short(alpha, beta=2):\n    return alpha\n\n\nclass Big:\n");
+        let mut text = String::from(
+            "import os\n\n\n@decorator\ndef short(alpha, beta=2):\n    return alpha\n\n\nclass Big:\n",
+        );
         for i in 0..50 {
             text.push_str(&format!("    def m{i}(self):\n        return {i}\n\n"));
         }
         let c = chunks(&doc("m.py", "python", &text));
         assert_eq!(c[0].span.start, 1);
-        assert!(c.iter().any(|c| c.span.start == 4 && c.title == "def short" && c.symbols.contains(&"beta".to_owned())), "{:?}", &c[..2]);
-        let big: Vec<&ChunkDraft> = c.iter().filter(|c| c.title.starts_with("class Big")).collect();
+        assert!(
+            c.iter().any(|c| c.span.start == 4
+                && c.title == "def short"
+                && c.symbols.contains(&"beta".to_owned())),
+            "{:?}",
+            &c[..2]
+        );
+        let big: Vec<&ChunkDraft> = c
+            .iter()
+            .filter(|c| c.title.starts_with("class Big"))
+            .collect();
         assert!(big.len() > 5);
         for w in big.windows(2) {
-            assert!(w[1].span.start <= w[0].span.end + 1, "windows leave a gap: {:?}", (w[0].span, w[1].span));
+            assert!(
+                w[1].span.start <= w[0].span.end + 1,
+                "windows leave a gap: {:?}",
+                (w[0].span, w[1].span)
+            );
             assert!(w[1].span.start > w[0].span.start);
         }
         for ch in &c {
@@ -603,7 +688,11 @@ mod tests {
         assert_eq!((sections[0].start, sections[0].end), (6, 9));
         assert_eq!((sections[1].start, sections[1].end), (16, 19));
         let c = chunks(&doc("p.ipynb", "notebook", nb));
-        let all: String = c.iter().map(|c| c.text.clone()).collect::<Vec<_>>().join("\n");
+        let all: String = c
+            .iter()
+            .map(|c| c.text.clone())
+            .collect::<Vec<_>>()
+            .join("\n");
         assert!(all.contains("with Pool() as pool:"), "{all}");
         assert!(!all.contains("execution_count"));
     }
@@ -612,7 +701,10 @@ mod tests {
     fn no_final_newline_and_token_limit() {
         let text = "a b c d e f g h i j\n".repeat(30) + "last line";
         let d = doc("x.txt", "text", &text);
-        let limits = ChunkLimits { max_tokens: 50, ..LIMITS };
+        let limits = ChunkLimits {
+            max_tokens: 50,
+            ..LIMITS
+        };
         let c = chunk_document(&d, &LineIndex::new(text.as_bytes()), &limits, &words);
         assert_eq!(c.last().map(|c| c.span.end), Some(31));
         assert!(c.iter().all(|c| c.tokens <= 50));

@@ -48,7 +48,11 @@ fn yaml_error(path: &Path, e: &serde_saphyr::Error) -> ConfigError {
     let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
     // The rendered error repeats the location and a snippet; keep its message line.
     let rendered = e.to_string();
-    let first = rendered.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid YAML").trim();
+    let first = rendered
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid YAML")
+        .trim();
     let first = first.strip_prefix("error:").unwrap_or(first).trim_start();
     // Drop the "line N column M:" prefix: the location leads our message already.
     let message = match first.strip_prefix("line ").and_then(|r| r.split_once(": ")) {
@@ -102,7 +106,8 @@ pub struct RepoConfig {
 impl RepoConfig {
     /// Whether the include/exclude globs let `path` in.
     pub fn wants(&self, path: &str) -> bool {
-        self.include_set.as_ref().is_none_or(|s| s.is_match(path)) && !self.exclude_set.is_match(path)
+        self.include_set.as_ref().is_none_or(|s| s.is_match(path))
+            && !self.exclude_set.is_match(path)
     }
 }
 
@@ -162,7 +167,8 @@ impl<'de> Deserialize<'de> for RawCategory {
                 Vec::deserialize(value::SeqAccessDeserializer::new(seq)).map(RawCategory::List)
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawCategory, A::Error> {
-                RawCategoryTable::deserialize(value::MapAccessDeserializer::new(map)).map(RawCategory::Table)
+                RawCategoryTable::deserialize(value::MapAccessDeserializer::new(map))
+                    .map(RawCategory::Table)
             }
         }
         d.deserialize_any(V)
@@ -196,9 +202,19 @@ impl Registry {
             for r in list {
                 check_segment(path, &r.name, "repository name")?;
                 if !names.insert(r.name.value.clone()) {
-                    return Err(at(path, &r.name, format!("duplicate repository name {:?}", r.name.value)));
+                    return Err(at(
+                        path,
+                        &r.name,
+                        format!("duplicate repository name {:?}", r.name.value),
+                    ));
                 }
-                repos.push(validate_repo(path, base, &category.value, &category_groups, r)?);
+                repos.push(validate_repo(
+                    path,
+                    base,
+                    &category.value,
+                    &category_groups,
+                    r,
+                )?);
             }
         }
         if repos.is_empty() {
@@ -225,7 +241,11 @@ fn check_segment(path: &Path, s: &Spanned<String>, what: &str) -> Result<(), Con
     if ok {
         Ok(())
     } else {
-        Err(at(path, s, format!("{what} {v:?} must be letters, digits, '.', '_', '-' or '+'")))
+        Err(at(
+            path,
+            s,
+            format!("{what} {v:?} must be letters, digits, '.', '_', '-' or '+'"),
+        ))
     }
 }
 
@@ -269,9 +289,15 @@ fn validate_repo(
     let include_set = globs(&r.include)?;
     let exclude_set = globs(&r.exclude)?.unwrap_or_else(GlobSet::empty);
     if let Some(p) = &r.pin
-        && (p.value.trim().is_empty() || p.value.contains(char::is_whitespace) || p.value.contains(".."))
+        && (p.value.trim().is_empty()
+            || p.value.contains(char::is_whitespace)
+            || p.value.contains(".."))
     {
-        return Err(at(path, p, format!("ref {:?} is not a branch, tag or commit", p.value)));
+        return Err(at(
+            path,
+            p,
+            format!("ref {:?} is not a branch, tag or commit", p.value),
+        ));
     }
     let toolkit = match &r.toolkit {
         Some(t) => {
@@ -280,7 +306,11 @@ fn validate_repo(
         }
         None => r.name.value.to_lowercase(),
     };
-    let groups_src = if r.groups.is_empty() { category_groups } else { &r.groups };
+    let groups_src = if r.groups.is_empty() {
+        category_groups
+    } else {
+        &r.groups
+    };
     for g in groups_src {
         check_segment(path, g, "group")?;
     }
@@ -305,7 +335,11 @@ fn validate_repo(
 fn resolve_url(path: &Path, base: &Path, url: &Spanned<String>) -> Result<String, ConfigError> {
     let u = url.value.trim();
     if u.is_empty() || u.contains(char::is_whitespace) {
-        return Err(at(path, url, format!("url {u:?} is empty or contains spaces")));
+        return Err(at(
+            path,
+            url,
+            format!("url {u:?} is empty or contains spaces"),
+        ));
     }
     let remote = ["https://", "http://", "ssh://", "git://"]
         .iter()
@@ -318,7 +352,11 @@ fn resolve_url(path: &Path, base: &Path, url: &Spanned<String>) -> Result<String
         return Ok(u.to_owned());
     }
     if u.contains("://") && !u.starts_with("file://") {
-        return Err(at(path, url, format!("url {u:?} has an unsupported scheme")));
+        return Err(at(
+            path,
+            url,
+            format!("url {u:?} has an unsupported scheme"),
+        ));
     }
     // scp-like `git@host:owner/repo.git`
     if let Some((userhost, _)) = u.split_once(':')
@@ -336,7 +374,11 @@ fn resolve_url(path: &Path, base: &Path, url: &Spanned<String>) -> Result<String
     // Absolute, so the cache does not depend on the working directory.
     match std::fs::canonicalize(&p) {
         Ok(abs) => Ok(abs.to_string_lossy().into_owned()),
-        Err(_) => Err(at(path, url, format!("url {u:?}: no such local repository ({})", p.display()))),
+        Err(_) => Err(at(
+            path,
+            url,
+            format!("url {u:?}: no such local repository ({})", p.display()),
+        )),
     }
 }
 
@@ -381,17 +423,22 @@ impl Weights {
             path_includes: BTreeMap<String, Spanned<f32>>,
         }
         let raw: Raw = serde_saphyr::from_str(&text).map_err(|e| yaml_error(path, &e))?;
-        let check = |m: BTreeMap<String, Spanned<f32>>| -> Result<BTreeMap<String, f32>, ConfigError> {
-            m.into_iter()
-                .map(|(k, v)| {
-                    if v.value.is_finite() && (0.0..=10.0).contains(&v.value) {
-                        Ok((k, v.value))
-                    } else {
-                        Err(at(path, &v, format!("weight for {k:?} must be between 0 and 10")))
-                    }
-                })
-                .collect()
-        };
+        let check =
+            |m: BTreeMap<String, Spanned<f32>>| -> Result<BTreeMap<String, f32>, ConfigError> {
+                m.into_iter()
+                    .map(|(k, v)| {
+                        if v.value.is_finite() && (0.0..=10.0).contains(&v.value) {
+                            Ok((k, v.value))
+                        } else {
+                            Err(at(
+                                path,
+                                &v,
+                                format!("weight for {k:?} must be between 0 and 10"),
+                            ))
+                        }
+                    })
+                    .collect()
+            };
         Ok(Self {
             extensions: check(raw.extensions)?,
             path_includes: check(raw.path_includes)?,
@@ -440,7 +487,9 @@ impl BuildSettings {
                 path: path.to_owned(),
                 line: 1,
                 column: 1,
-                message: "chunk_max_lines must be at least 2 and chunk_overlap_lines under half of it".into(),
+                message:
+                    "chunk_max_lines must be at least 2 and chunk_overlap_lines under half of it"
+                        .into(),
             });
         }
         Ok(s)

@@ -118,8 +118,8 @@ pub fn classify(path: &str, bytes: &[u8]) -> Result<SourceDoc, SkipReason> {
 const BINARY_EXTENSIONS: &[&str] = &[
     "png", "jpg", "jpeg", "gif", "bmp", "ico", "pdf", "eps", "ps", "zip", "gz", "tgz", "bz2", "xz",
     "zst", "tar", "npy", "npz", "fits", "fit", "fz", "h5", "hdf5", "pkl", "pickle", "so", "dylib",
-    "dll", "exe", "o", "a", "whl", "pyc", "woff", "woff2", "ttf", "otf", "mp4", "mov", "wav", "mp3",
-    "svgz", "xlsx", "docx", "pptx", "sqlite", "db", "mat", "sav",
+    "dll", "exe", "o", "a", "whl", "pyc", "woff", "woff2", "ttf", "otf", "mp4", "mov", "wav",
+    "mp3", "svgz", "xlsx", "docx", "pptx", "sqlite", "db", "mat", "sav",
 ];
 
 /// Lowercase extension without the dot ("" when none).
@@ -139,7 +139,14 @@ fn is_vendored(path: &str) -> bool {
     path.split('/').any(|seg| {
         matches!(
             seg,
-            "vendor" | "vendored" | "third_party" | "thirdparty" | "third-party" | "node_modules" | "_vendor" | "extern"
+            "vendor"
+                | "vendored"
+                | "third_party"
+                | "thirdparty"
+                | "third-party"
+                | "node_modules"
+                | "_vendor"
+                | "extern"
         )
     })
 }
@@ -148,11 +155,22 @@ fn is_vendored(path: &str) -> bool {
 fn is_generated_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     let name = file_name(path);
-    lower.split('/').any(|seg| matches!(seg, "_static" | "_build" | "_sources" | "_images" | "__pycache__" | ".ipynb_checkpoints"))
-        || lower.contains("build/html/")
-        || ["jquery", "underscore", "bootstrap", "doctools", "searchtools", "mathjax"]
-            .iter()
-            .any(|lib| name.starts_with(lib) && name.ends_with(".js"))
+    lower.split('/').any(|seg| {
+        matches!(
+            seg,
+            "_static" | "_build" | "_sources" | "_images" | "__pycache__" | ".ipynb_checkpoints"
+        )
+    }) || lower.contains("build/html/")
+        || [
+            "jquery",
+            "underscore",
+            "bootstrap",
+            "doctools",
+            "searchtools",
+            "mathjax",
+        ]
+        .iter()
+        .any(|lib| name.starts_with(lib) && name.ends_with(".js"))
         || matches!(extension(path).as_str(), "cls" | "sty" | "bst")
 }
 
@@ -163,9 +181,16 @@ fn is_generated(path: &str, text: &str) -> bool {
         return false;
     }
     let head = text[..floor_char_boundary(text, 4096)].to_ascii_lowercase();
-    ["name=\"generator\"", "sphinx", "docutils", "doxygen", "pdoc", "_static/"]
-        .iter()
-        .any(|m| head.contains(m))
+    [
+        "name=\"generator\"",
+        "sphinx",
+        "docutils",
+        "doxygen",
+        "pdoc",
+        "_static/",
+    ]
+    .iter()
+    .any(|m| head.contains(m))
 }
 
 fn is_minified(path: &str, text: &str) -> bool {
@@ -176,8 +201,10 @@ fn is_minified(path: &str, text: &str) -> bool {
     // Generated one-line bundles: few, enormous lines.
     let lines = text.lines().count().max(1);
     let longest = text.lines().map(str::len).max().unwrap_or(0);
-    matches!(extension(path).as_str(), "js" | "css" | "json" | "svg" | "map" | "html")
-        && (longest > 5000 || text.len() / lines > 400)
+    matches!(
+        extension(path).as_str(),
+        "js" | "css" | "json" | "svg" | "map" | "html"
+    ) && (longest > 5000 || text.len() / lines > 400)
 }
 
 /// A data table, not prose or code: most lines are mostly numbers (a text
@@ -188,7 +215,10 @@ fn is_numeric_data(text: &str) -> bool {
     let mut numeric_lines = 0usize;
     for line in sample.lines().filter(|l| !l.trim().is_empty()) {
         lines += 1;
-        let fields: Vec<&str> = line.split(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == '|').filter(|f| !f.is_empty()).collect();
+        let fields: Vec<&str> = line
+            .split(|c: char| c.is_whitespace() || c == ',' || c == ';' || c == '|')
+            .filter(|f| !f.is_empty())
+            .collect();
         let numbers = fields.iter().filter(|f| looks_numeric(f)).count();
         if !fields.is_empty() && numbers * 5 >= fields.len() * 3 {
             numeric_lines += 1;
@@ -201,7 +231,9 @@ fn is_numeric_data(text: &str) -> bool {
 fn looks_numeric(field: &str) -> bool {
     field.parse::<f64>().is_ok()
         || (field.bytes().any(|b| b.is_ascii_digit())
-            && field.bytes().all(|b| b.is_ascii_digit() || b"-:./+eET".contains(&b)))
+            && field
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b"-:./+eET".contains(&b)))
 }
 
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
@@ -219,11 +251,25 @@ const CODE_EXTENSIONS: &[&str] = &[
     "for", "f77", "f90", "f95", "f03", "rs", "js", "mjs", "ts", "tsx", "jsx", "java", "jl", "r",
     "m", "go", "sh", "bash", "zsh", "swift", "kt", "scala", "rb", "pl", "lua", "cs", "sql", "pro",
 ];
-const CONFIG_EXTENSIONS: &[&str] = &["yml", "yaml", "toml", "cfg", "ini", "json", "in", "conf", "xml", "lock"];
+const CONFIG_EXTENSIONS: &[&str] = &[
+    "yml", "yaml", "toml", "cfg", "ini", "json", "in", "conf", "xml", "lock",
+];
 const CONFIG_NAMES: &[&str] = &[
-    "setup.py", "makefile", "cmakelists.txt", "dockerfile", "requirements.txt", ".gitignore",
-    ".gitattributes", "meson.build", "tox.ini", "noxfile.py", "conftest.py", "environment.yml",
-    ".readthedocs.yaml", ".readthedocs.yml", "manifest.in",
+    "setup.py",
+    "makefile",
+    "cmakelists.txt",
+    "dockerfile",
+    "requirements.txt",
+    ".gitignore",
+    ".gitattributes",
+    "meson.build",
+    "tox.ini",
+    "noxfile.py",
+    "conftest.py",
+    "environment.yml",
+    ".readthedocs.yaml",
+    ".readthedocs.yml",
+    "manifest.in",
 ];
 
 /// The doctype of `path` (by name and folders; content is not consulted).
@@ -244,13 +290,19 @@ pub fn doctype(path: &str) -> Doctype {
     }
     let is_code = CODE_EXTENSIONS.contains(&ext.as_str());
     if is_code
-        && (dirs.iter().any(|d| matches!(*d, "test" | "tests" | "testing" | "unit_tests"))
+        && (dirs
+            .iter()
+            .any(|d| matches!(*d, "test" | "tests" | "testing" | "unit_tests"))
             || name.starts_with("test_")
             || name.ends_with("_test.py"))
     {
         return Doctype::Test;
     }
-    if is_code && dirs.iter().any(|d| d.starts_with("example") || matches!(*d, "demo" | "demos" | "tutorials" | "tutorial")) {
+    if is_code
+        && dirs.iter().any(|d| {
+            d.starts_with("example") || matches!(*d, "demo" | "demos" | "tutorials" | "tutorial")
+        })
+    {
         return Doctype::Example;
     }
     if is_code {
@@ -302,10 +354,16 @@ mod tests {
         assert_eq!(doctype("README.md"), Doctype::Readme);
         assert_eq!(doctype("examples/example_16/README.md"), Doctype::Readme);
         assert_eq!(doctype("docs/tutorials/parallel.ipynb"), Doctype::Notebook);
-        assert_eq!(doctype("source/MulensModel/tests/test_fit.py"), Doctype::Test);
+        assert_eq!(
+            doctype("source/MulensModel/tests/test_fit.py"),
+            Doctype::Test
+        );
         assert_eq!(doctype("examples/pyLIMA_example_1.py"), Doctype::Example);
         assert_eq!(doctype("src/emcee/ensemble.py"), Doctype::Code);
-        assert_eq!(doctype("VBMicrolensing/lib/VBMicrolensingLibrary.cpp"), Doctype::Code);
+        assert_eq!(
+            doctype("VBMicrolensing/lib/VBMicrolensingLibrary.cpp"),
+            Doctype::Code
+        );
         assert_eq!(doctype("docs/source/quickstart.rst"), Doctype::Doc);
         assert_eq!(doctype("setup.py"), Doctype::Config);
         assert_eq!(doctype("pyproject.toml"), Doctype::Config);
@@ -316,21 +374,45 @@ mod tests {
     fn skips() {
         assert_eq!(classify("a.bin", b"ab\0cd").err(), Some(SkipReason::Binary));
         assert_eq!(classify("a.png", b"abc").err(), Some(SkipReason::Binary));
-        assert_eq!(classify("a.txt", b"\xff\xfeabc").err(), Some(SkipReason::NonUtf8));
         assert_eq!(
-            classify("big.dat", b"version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n").err(),
+            classify("a.txt", b"\xff\xfeabc").err(),
+            Some(SkipReason::NonUtf8)
+        );
+        assert_eq!(
+            classify(
+                "big.dat",
+                b"version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 12\n"
+            )
+            .err(),
             Some(SkipReason::LfsPointer)
         );
-        assert_eq!(classify("x.min.js", b"var a=1;").err(), Some(SkipReason::Minified));
-        let table: String = (0..50).map(|i| format!("{i}.5 {}.25e-3 -{i}\n", i * 7)).collect();
-        assert_eq!(classify("data/lc.dat", table.as_bytes()).err(), Some(SkipReason::NumericData));
-        assert!(classify("a.py", table.as_bytes()).is_ok(), "code is never numeric data");
+        assert_eq!(
+            classify("x.min.js", b"var a=1;").err(),
+            Some(SkipReason::Minified)
+        );
+        let table: String = (0..50)
+            .map(|i| format!("{i}.5 {}.25e-3 -{i}\n", i * 7))
+            .collect();
+        assert_eq!(
+            classify("data/lc.dat", table.as_bytes()).err(),
+            Some(SkipReason::NumericData)
+        );
+        assert!(
+            classify("a.py", table.as_bytes()).is_ok(),
+            "code is never numeric data"
+        );
         assert!(classify("notes.md", b"# Title\n\nSome prose.\n").is_ok());
         let sphinx = "<html><head><meta name=\"generator\" content=\"Docutils\"></head></html>";
-        assert_eq!(classify("docs/index.html", sphinx.as_bytes()).err(), Some(SkipReason::Generated));
+        assert_eq!(
+            classify("docs/index.html", sphinx.as_bytes()).err(),
+            Some(SkipReason::Generated)
+        );
         assert!(is_generated_path("docs/_static/jquery-3.5.1.js"));
         assert!(is_generated_path("document/aastex.cls"));
         let header = "Ephemeris of K2\nAutomated mail\n".to_owned() + &table;
-        assert_eq!(classify("data/eph.dat", header.as_bytes()).err(), Some(SkipReason::NumericData));
+        assert_eq!(
+            classify("data/eph.dat", header.as_bytes()).err(),
+            Some(SkipReason::NumericData)
+        );
     }
 }

@@ -30,7 +30,10 @@ impl EmbedCache {
     /// Opens the cache for the model with `weights_sha256` and `dim`; a missing
     /// or damaged file gives an empty cache (it is only a cache).
     pub fn open(cache_dir: &Path, weights_sha256: &str, dim: usize) -> Self {
-        let name = format!("{}-{dim}.bin", &weights_sha256[..weights_sha256.len().min(16)]);
+        let name = format!(
+            "{}-{dim}.bin",
+            &weights_sha256[..weights_sha256.len().min(16)]
+        );
         let path = cache_dir.join("embeddings").join(name);
         let entries = std::fs::read(&path)
             .ok()
@@ -80,7 +83,7 @@ impl EmbedCache {
 
 fn parse(bytes: &[u8], dim: usize) -> HashMap<TextKey, Vec<f32>> {
     let record = 32 + dim * 4;
-    if dim == 0 || bytes.len() % record != 0 {
+    if dim == 0 || !bytes.len().is_multiple_of(record) {
         return HashMap::new();
     }
     bytes

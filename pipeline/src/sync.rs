@@ -42,7 +42,11 @@ pub fn sync(cfg: &RepoConfig, cache: &Path) -> Result<Synced, SyncError> {
     let err = |action: &str| {
         let action = action.to_owned();
         let repo = cfg.name.clone();
-        move |source| SyncError { repo, action, source }
+        move |source| SyncError {
+            repo,
+            action,
+            source,
+        }
     };
     let path = cache_path(cache, cfg);
     let repo = if path.join("HEAD").is_file() {
@@ -52,7 +56,8 @@ pub fn sync(cfg: &RepoConfig, cache: &Path) -> Result<Synced, SyncError> {
             .map_err(|e| git2::Error::from_str(&format!("{}: {e}", path.display())))
             .map_err(err("create cache"))?;
         let r = Repository::init_bare(&path).map_err(err("init cache"))?;
-        r.remote("origin", &cfg.fetch_url).map_err(err("add remote"))?;
+        r.remote("origin", &cfg.fetch_url)
+            .map_err(err("add remote"))?;
         r
     };
     let fetch_url = match refless_mirror(cfg, cache) {
@@ -64,7 +69,9 @@ pub fn sync(cfg: &RepoConfig, cache: &Path) -> Result<Synced, SyncError> {
     let default_branch = {
         let mut remote = repo.find_remote("origin").map_err(err("find remote"))?;
         remote.connect(Direction::Fetch).map_err(err("connect"))?;
-        let head = remote.default_branch().map_err(err("read the remote's HEAD"))?;
+        let head = remote
+            .default_branch()
+            .map_err(err("read the remote's HEAD"))?;
         let head = head.as_str().unwrap_or_default();
         let branch = head.strip_prefix("refs/heads/").unwrap_or(head).to_owned();
         remote.disconnect().map_err(err("disconnect"))?;
@@ -76,17 +83,28 @@ pub fn sync(cfg: &RepoConfig, cache: &Path) -> Result<Synced, SyncError> {
         opts.download_tags(git2::AutotagOption::All);
         remote
             .fetch(
-                &["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*"],
+                &[
+                    "+refs/heads/*:refs/remotes/origin/*",
+                    "+refs/tags/*:refs/tags/*",
+                ],
                 Some(&mut opts),
                 None,
             )
             .map_err(err("fetch"))?;
     }
-    let commit = resolve(&repo, cfg.pin.as_deref().unwrap_or(&default_branch), cfg.pin.is_some())
-        .map_err(err(&format!(
-            "resolve {}",
-            cfg.pin.as_deref().map_or(format!("default branch {default_branch}"), |p| format!("ref {p}"))
-        )))?;
+    let commit = resolve(
+        &repo,
+        cfg.pin.as_deref().unwrap_or(&default_branch),
+        cfg.pin.is_some(),
+    )
+    .map_err(err(&format!(
+        "resolve {}",
+        cfg.pin
+            .as_deref()
+            .map_or(format!("default branch {default_branch}"), |p| format!(
+                "ref {p}"
+            ))
+    )))?;
     Ok(Synced {
         repo,
         default_branch,
@@ -110,14 +128,20 @@ fn refless_mirror(cfg: &RepoConfig, cache: &Path) -> Option<Result<String, git2:
     }
     let make = || -> Result<String, git2::Error> {
         let key = &cairn_index::sha256_hex(cfg.fetch_url.as_bytes())[..12];
-        let view = cache.join("mirror-views").join(format!("{}-{key}.git", cfg.name));
+        let view = cache
+            .join("mirror-views")
+            .join(format!("{}-{key}.git", cfg.name));
         let io = |e: std::io::Error| git2::Error::from_str(&format!("{}: {e}", view.display()));
         if view.exists() {
             std::fs::remove_dir_all(&view).map_err(io)?;
         }
         Repository::init_bare(&view)?;
         let objects = src.join("objects");
-        std::fs::write(view.join("objects/info/alternates"), format!("{}\n", objects.display())).map_err(io)?;
+        std::fs::write(
+            view.join("objects/info/alternates"),
+            format!("{}\n", objects.display()),
+        )
+        .map_err(io)?;
         for f in ["HEAD", "packed-refs", "shallow"] {
             if src.join(f).is_file() {
                 std::fs::copy(src.join(f), view.join(f)).map_err(io)?;
@@ -130,17 +154,19 @@ fn refless_mirror(cfg: &RepoConfig, cache: &Path) -> Option<Result<String, git2:
 
 /// A branch, tag or full sha to a commit id.
 fn resolve(repo: &Repository, what: &str, pinned: bool) -> Result<Oid, git2::Error> {
-    if pinned
-        && what.len() == 40
-        && what.bytes().all(|b| b.is_ascii_hexdigit())
-    {
+    if pinned && what.len() == 40 && what.bytes().all(|b| b.is_ascii_hexdigit()) {
         let oid = Oid::from_str(what)?;
         return Ok(repo.find_commit(oid)?.id());
     }
-    for name in [format!("refs/remotes/origin/{what}"), format!("refs/tags/{what}")] {
+    for name in [
+        format!("refs/remotes/origin/{what}"),
+        format!("refs/tags/{what}"),
+    ] {
         if let Ok(r) = repo.find_reference(&name) {
             return Ok(r.peel_to_commit()?.id());
         }
     }
-    Err(git2::Error::from_str(&format!("no branch, tag or commit named {what:?}")))
+    Err(git2::Error::from_str(&format!(
+        "no branch, tag or commit named {what:?}"
+    )))
 }

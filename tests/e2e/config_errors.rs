@@ -10,14 +10,29 @@ fn assert_rejected(w: &World, yml: &str, want_line: u32, want_text: &str) {
     let file = w.path("config/repositories.yml");
     let prefix = format!("{}:{want_line}:", file.display());
     assert!(err.contains(&prefix), "expected {prefix} in {err}");
-    assert!(err.to_lowercase().contains(want_text), "expected {want_text:?} in {err}");
-    assert!(!w.path("out").exists() || std::fs::read_dir(w.path("out")).expect("out").next().is_none(), "something was written");
+    assert!(
+        err.to_lowercase().contains(want_text),
+        "expected {want_text:?} in {err}"
+    );
+    assert!(
+        !w.path("out").exists()
+            || std::fs::read_dir(w.path("out"))
+                .expect("out")
+                .next()
+                .is_none(),
+        "something was written"
+    );
 }
 
 #[test]
 fn unknown_key() {
     let w = World::new();
-    assert_rejected(&w, "science:\n  - name: alpha\n    url: ../repos/alpha\n    web_url: https://github.com/example/alpha\n    brnach: main\n", 5, "brnach");
+    assert_rejected(
+        &w,
+        "science:\n  - name: alpha\n    url: ../repos/alpha\n    web_url: https://github.com/example/alpha\n    brnach: main\n",
+        5,
+        "brnach",
+    );
 }
 
 #[test]
@@ -37,9 +52,24 @@ fn bad_glob() {
 #[test]
 fn bad_url() {
     let w = World::new();
-    assert_rejected(&w, "science:\n  - name: alpha\n    url: ftp://example.org/x\n    web_url: https://github.com/example/alpha\n", 3, "scheme");
-    assert_rejected(&w, "science:\n  - name: alpha\n    url: ../repos/nowhere\n    web_url: https://github.com/example/alpha\n", 3, "no such");
-    assert_rejected(&w, "science:\n  - name: alpha\n    url: https://gitlab.com/x/y.git\n", 3, "web_url");
+    assert_rejected(
+        &w,
+        "science:\n  - name: alpha\n    url: ftp://example.org/x\n    web_url: https://github.com/example/alpha\n",
+        3,
+        "scheme",
+    );
+    assert_rejected(
+        &w,
+        "science:\n  - name: alpha\n    url: ../repos/nowhere\n    web_url: https://github.com/example/alpha\n",
+        3,
+        "no such",
+    );
+    assert_rejected(
+        &w,
+        "science:\n  - name: alpha\n    url: https://gitlab.com/x/y.git\n",
+        3,
+        "web_url",
+    );
 }
 
 #[test]

@@ -80,13 +80,23 @@ pub fn commit(repo: &Repository, files: &[(&str, Vec<u8>)], message: &str) -> Oi
         std::fs::write(p, bytes).expect("write");
     }
     let mut index = repo.index().expect("index");
-    index.add_all(["*"], IndexAddOption::DEFAULT, None).expect("add");
+    index
+        .add_all(["*"], IndexAddOption::DEFAULT, None)
+        .expect("add");
     index.write().expect("write index");
-    let tree = repo.find_tree(index.write_tree().expect("tree")).expect("find tree");
-    let sig = Signature::new("Fixture", "fixture@example.org", &git2::Time::new(1_700_000_000, 0)).expect("sig");
+    let tree = repo
+        .find_tree(index.write_tree().expect("tree"))
+        .expect("find tree");
+    let sig = Signature::new(
+        "Fixture",
+        "fixture@example.org",
+        &git2::Time::new(1_700_000_000, 0),
+    )
+    .expect("sig");
     let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
     let parents: Vec<&git2::Commit> = parent.iter().collect();
-    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents).expect("commit")
+    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+        .expect("commit")
 }
 
 fn init(path: &Path, branch: &str) -> Repository {
@@ -102,12 +112,18 @@ impl World {
         let beta = dir.path().join("repos/beta");
         let a = init(&alpha, "main");
         let first = commit(&a, &alpha_files(), "first");
-        a.tag_lightweight("v1", &a.find_object(first, None).expect("obj"), false).expect("tag");
+        a.tag_lightweight("v1", &a.find_object(first, None).expect("obj"), false)
+            .expect("tag");
         let b = init(&beta, "master");
         commit(&b, &beta_files(), "first");
         let model = dir.path().join("model");
         cairn_embed::fixtures::write_tiny_bert(&model).expect("tiny model");
-        let w = Self { dir, alpha, beta, model };
+        let w = Self {
+            dir,
+            alpha,
+            beta,
+            model,
+        };
         w.write_config("");
         w
     }
@@ -123,7 +139,10 @@ impl World {
             self.beta.display()
         );
         self.write("config/repositories.yml", &yml);
-        self.write("config/build.yaml", "max_file_bytes: 20000\nchunk_max_lines: 30\n");
+        self.write(
+            "config/build.yaml",
+            "max_file_bytes: 20000\nchunk_max_lines: 30\n",
+        );
     }
 
     pub fn write(&self, rel: &str, text: &str) {

@@ -15,13 +15,19 @@ fn interrupted_publish_leaves_current_untouched() {
 
     // A writer that dies before sealing: its scratch folder is invisible.
     let writer = VersionWriter::create(&root).expect("writer");
-    writer.write_bytes("content.bin", b"half a version").expect("write");
+    writer
+        .write_bytes("content.bin", b"half a version")
+        .expect("write");
     drop(writer);
     assert_eq!(root.current().expect("current"), live);
     assert!(cairn_index::verify(&root).expect("verify").ok());
 
     // A real build killed at several points along the way.
-    commit(&w.alpha_repo(), &[("docs/new.md", b"# New\n\nnew text\n".repeat(50))], "more");
+    commit(
+        &w.alpha_repo(),
+        &[("docs/new.md", b"# New\n\nnew text\n".repeat(50))],
+        "more",
+    );
     for delay_ms in [5u64, 40, 120, 300] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
             .args(["build", "--config"])
@@ -40,7 +46,11 @@ fn interrupted_publish_leaves_current_untouched() {
         let _ = child.wait();
         let now = root.current().expect("CURRENT still names a version");
         let report = cairn_index::verify(&root).expect("verify");
-        assert!(report.ok(), "after a kill at {delay_ms} ms, {now}: {:?}", report.problems);
+        assert!(
+            report.ok(),
+            "after a kill at {delay_ms} ms, {now}: {:?}",
+            report.problems
+        );
     }
     // The next build cleans up and publishes.
     let o = w.build("out", &[]);
@@ -60,7 +70,10 @@ fn verify_catches_one_flipped_byte() {
     let o = cairn(&["verify", "--index", w.path("out").to_str().expect("utf8")]);
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
-    assert!(out.contains("content.bin") && out.contains("FAILED"), "{out}");
+    assert!(
+        out.contains("content.bin") && out.contains("FAILED"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -69,7 +82,11 @@ fn verify_refuses_a_newer_format() {
     assert!(w.build("out", &[]).status.success());
     let manifest = current_dir(&w.path("out")).join("manifest.json");
     let text = std::fs::read_to_string(&manifest).expect("read");
-    std::fs::write(&manifest, text.replacen("\"format_version\": 1", "\"format_version\": 99", 1)).expect("write");
+    std::fs::write(
+        &manifest,
+        text.replacen("\"format_version\": 1", "\"format_version\": 99", 1),
+    )
+    .expect("write");
     let o = cairn(&["verify", "--index", w.path("out").to_str().expect("utf8")]);
     assert_ne!(o.status.code(), Some(0));
     assert!(stderr(&o).contains("upgrade cairn"), "{}", stderr(&o));

@@ -8,12 +8,20 @@ fn builds_with_the_default_model() {
     let w = World::new();
     let o = cairn(&[
         "build",
-        "--config", w.path("config/repositories.yml").to_str().expect("utf8"),
-        "--out", w.path("out").to_str().expect("utf8"),
-        "--cache", w.path("cache").to_str().expect("utf8"),
+        "--config",
+        w.path("config/repositories.yml").to_str().expect("utf8"),
+        "--out",
+        w.path("out").to_str().expect("utf8"),
+        "--cache",
+        w.path("cache").to_str().expect("utf8"),
     ]);
-    if !o.status.success() && stderr(&o).contains("fetch-model.sh") && std::env::var_os("CAIRN_REQUIRE_MODEL").is_none() {
-        eprintln!("SKIPPED: the default model is not in the hub cache (run scripts/fetch-model.sh)");
+    if !o.status.success()
+        && stderr(&o).contains("fetch-model.sh")
+        && std::env::var_os("CAIRN_REQUIRE_MODEL").is_none()
+    {
+        eprintln!(
+            "SKIPPED: the default model is not in the hub cache (run scripts/fetch-model.sh)"
+        );
         return;
     }
     assert!(o.status.success(), "{}", stderr(&o));
@@ -22,8 +30,13 @@ fn builds_with_the_default_model() {
     assert_eq!(m["model"]["id"], "sentence-transformers/all-MiniLM-L6-v2");
     assert_eq!(m["model"]["dim"], 384);
     assert_eq!(m["model"]["max_tokens"], 256);
-    assert_eq!(m["model"]["weights_sha256"], "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db");
+    assert_eq!(
+        m["model"]["weights_sha256"],
+        "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+    );
     let chunks = m["counts"]["chunks"].as_u64().expect("chunks");
-    let vectors = std::fs::metadata(dir.join("vectors.f32")).expect("vectors").len();
+    let vectors = std::fs::metadata(dir.join("vectors.f32"))
+        .expect("vectors")
+        .len();
     assert_eq!(vectors, chunks * 384 * 4);
 }
