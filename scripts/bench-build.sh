@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Builds ../shared/corpus with the real model from scratch, then again unchanged,
+# and prints the figures recorded in docs/BENCHMARKS.md.
+#   scripts/bench-build.sh [CONFIG]   (default ../shared/corpus/repositories.yml)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+config="${1:-../shared/corpus/repositories.yml}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+scripts/fetch-model.sh >/dev/null
+cargo build --release --quiet
+bin=target/release/cairn
+
+# Runs a command and prints its peak RSS (MiB) and wall time (s) on the last line of stderr.
+measure() {
+  python3 - "$@" <<'PY'
+import resource, subprocess, sys, time
+t = time.monotonic()
+rc = subprocess.call(sys.argv[1:])
+wall = time.monotonic() - t
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(f"MEASURE rc={rc} wall_s={wall:.1f} peak_rss_mib={rss:.0f}", file=sys.stderr)
+sys.exit(rc)
+PY
+}
+
+echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(lscpu | sed -n 's/^Model name: *//p'); $(date -u +%F)"
+echo "config: $config"
+CAIRN_LOG=warn measure "$bin" build --config "$config" --out "$work/index" --cache "$work/cache" --json \
+  >"$work/first.json" 2>"$work/first.err"
+python3 - "$work/first.json" "$work/first.err" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+m = [l for l in open(sys.argv[2]) if l.startswith("MEASURE")][-1].split()
+kv = dict(x.split("=") for x in m[1:])
+print(f"docs            {s['docs']}")
+print(f"chunks          {s['chunks']}")
+print(f"skipped         " + ", ".join(f"{k} {v}" for k, v in s['skipped_by_reason'].items()))
+print(f"embedded        {s['embedded']} chunks, {s['embedded_tokens']} tokens in {s['embed_seconds']:.1f} s")
+print(f"embedding       {s['chunks_per_second']:.1f} chunks/s, {s['tokens_per_second']:.0f} tokens/s")
+print(f"full build      {kv['wall_s']} s wall, peak RSS {kv['peak_rss_mib']} MiB")
+print(f"index size      {s['index_bytes'] / 2**20:.1f} MiB")
+PY
+CAIRN_LOG=warn measure "$bin" build --config "$config" --out "$work/index" --cache "$work/cache" --json \
+  >"$work/second.json" 2>"$work/second.err"
+python3 - "$work/second.json" "$work/second.err" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+m = [l for l in open(sys.argv[2]) if l.startswith("MEASURE")][-1].split()
+kv = dict(x.split("=") for x in m[1:])
+print(f"unchanged build {kv['wall_s']} s wall (unchanged={s['unchanged']}, embedded {s['embedded']})")
+PY
+"$bin" verify --index "$work/index"
