@@ -5,8 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 config="${1:-../shared/corpus/repositories.yml}"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# CAIRN_BENCH_DIR keeps the index and caches for later runs (bench-search.sh, eval).
+if [ -n "${CAIRN_BENCH_DIR:-}" ]; then
+  work="$CAIRN_BENCH_DIR"; rm -rf "$work/index" "$work/cache"; mkdir -p "$work"
+else
+  work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+fi
 
 scripts/fetch-model.sh >/dev/null
 cargo build --release --quiet

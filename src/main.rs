@@ -1,6 +1,7 @@
 //! `cairn`: the command line. Parses arguments, sets up logging, calls the
 //! libraries, and maps results to exit codes (0 ok, 1 failure, 2 bad input).
 
+mod output;
 mod progress;
 
 // candle allocates and frees large tensors on every op; glibc malloc returns
@@ -12,6 +13,7 @@ use anyhow::Context;
 use cairn_embed::DevicePref;
 use cairn_index::IndexRoot;
 use cairn_pipeline::{BuildOptions, build};
+use cairn_search::{Engine, EngineOptions, Filters, Mode, SearchRequest};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,6 +33,28 @@ struct Cli {
 enum Device {
     Cpu,
     Cuda,
+}
+
+/// Where the index and the query model are.
+#[derive(clap::Args)]
+struct OpenArgs {
+    /// Index root.
+    #[arg(long, default_value = "index", env = "CAIRN_INDEX")]
+    index: PathBuf,
+    /// Model folder instead of the hub cache (the model the index was built with).
+    #[arg(long, env = "CAIRN_MODEL_DIR")]
+    model_dir: Option<PathBuf>,
+}
+
+impl OpenArgs {
+    fn engine(&self) -> anyhow::Result<Engine> {
+        Engine::open(&EngineOptions {
+            index: self.index.clone(),
+            model_dir: self.model_dir.clone(),
+            device: DevicePref::Cpu,
+        })
+        .with_context(|| format!("opening the index at {}", self.index.display()))
+    }
 }
 
 #[derive(Subcommand)]
@@ -68,6 +92,90 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Search the index: ranked citations with line spans and GitHub links.
+    Search {
+        /// What to look for.
+        query: String,
+        #[command(flatten)]
+        open: OpenArgs,
+        /// Hits wanted (1 to 50).
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        /// Only these toolkits (repeatable).
+        #[arg(long)]
+        toolkit: Vec<String>,
+        /// Only these doctypes: code, doc, readme, notebook, example, test, config (repeatable).
+        #[arg(long)]
+        doctype: Vec<String>,
+        /// Only these repositories (repeatable).
+        #[arg(long)]
+        repo: Vec<String>,
+        /// Only these categories (repeatable).
+        #[arg(long)]
+        category: Vec<String>,
+        /// Only doc_ids starting with this (repeatable).
+        #[arg(long)]
+        path_prefix: Vec<String>,
+        /// hybrid (default), bm25 or vector.
+        #[arg(long, default_value = "hybrid")]
+        mode: String,
+        /// Evidence below this (cosine, 0 to 1) marks the answer insufficient.
+        #[arg(long)]
+        threshold: Option<f32>,
+        /// Print the API's JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print exact lines of a document, with their links.
+    Retrieve {
+        /// `<category>/<repo>/<path>`.
+        doc_id: String,
+        /// `START:END`, 1-based and inclusive.
+        #[arg(long, default_value = "1:400")]
+        lines: String,
+        #[command(flatten)]
+        open: OpenArgs,
+        /// Print the API's JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the doc_id tree.
+    Tree {
+        /// Only below this prefix.
+        #[arg(default_value = "")]
+        prefix: String,
+        #[command(flatten)]
+        open: OpenArgs,
+        /// Levels shown.
+        #[arg(long, default_value_t = 2)]
+        depth: usize,
+        /// Most entries shown.
+        #[arg(long, default_value_t = 500)]
+        max_entries: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Score search against golden queries: recall@k, MRR@10, nDCG@10, per kind, and the misses.
+    Eval {
+        /// Golden queries YAML.
+        #[arg(default_value = "golden/queries.yaml")]
+        golden: PathBuf,
+        #[command(flatten)]
+        open: OpenArgs,
+        /// k of recall@k.
+        #[arg(long, default_value_t = 5)]
+        k: usize,
+        /// Modes to evaluate (repeatable; default: hybrid, bm25 and vector).
+        #[arg(long)]
+        mode: Vec<String>,
+        /// Exit 1 when hybrid recall@k is below this.
+        #[arg(long)]
+        min_recall: Option<f64>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Recheck every checksum, content hash and chunk span of the current version.
     Verify {
         /// Index root.
@@ -77,6 +185,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// Bad input to a search call: the message, exit code 2.
+fn input_error(e: &cairn_search::SearchError) -> ExitCode {
+    eprintln!("error [{}]: {e}", e.code());
+    ExitCode::from(match e.code() {
+        "invalid_argument" | "not_found" => 2,
+        _ => 1,
+    })
 }
 
 fn main() -> ExitCode {
@@ -135,6 +252,118 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     Ok(ExitCode::from(e.exit_code() as u8))
                 }
             }
+        }
+        Command::Search {
+            query,
+            open,
+            limit,
+            toolkit,
+            doctype,
+            repo,
+            category,
+            path_prefix,
+            mode,
+            threshold,
+            json,
+        } => {
+            let mode = Mode::parse(&mode)
+                .ok_or_else(|| anyhow::anyhow!("--mode must be hybrid, bm25 or vector"))?;
+            let engine = open.engine()?;
+            let resp = engine.search(&SearchRequest {
+                query,
+                limit,
+                filters: Filters {
+                    repo,
+                    category,
+                    toolkit,
+                    doctype,
+                    path_prefix,
+                },
+                threshold,
+                mode,
+                groups: None,
+            });
+            let resp = match resp {
+                Ok(r) => r,
+                Err(e) => return Ok(input_error(&e)),
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&resp)?);
+            } else {
+                output::print_search(&resp);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Retrieve {
+            doc_id,
+            lines,
+            open,
+            json,
+        } => {
+            let (start, end) = output::parse_lines(&lines)?;
+            let engine = open.engine()?;
+            match engine.retrieve(&doc_id, start, end, None) {
+                Ok(r) if json => println!("{}", serde_json::to_string_pretty(&r)?),
+                Ok(r) => output::print_retrieve(&r),
+                Err(e) => return Ok(input_error(&e)),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Tree {
+            prefix,
+            open,
+            depth,
+            max_entries,
+            json,
+        } => {
+            let engine = open.engine()?;
+            match engine.tree(&prefix, depth, max_entries, None) {
+                Ok(t) if json => println!("{}", serde_json::to_string_pretty(&t)?),
+                Ok(t) => output::print_tree(&t),
+                Err(e) => return Ok(input_error(&e)),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Eval {
+            golden,
+            open,
+            k,
+            mode,
+            min_recall,
+            json,
+        } => {
+            let engine = open.engine()?;
+            let queries = cairn_search::eval::load(&golden)?;
+            let modes: Vec<Mode> = if mode.is_empty() {
+                vec![Mode::Hybrid, Mode::Bm25, Mode::Vector]
+            } else {
+                mode.iter()
+                    .map(|m| {
+                        Mode::parse(m)
+                            .ok_or_else(|| anyhow::anyhow!("--mode {m:?}: hybrid, bm25 or vector"))
+                    })
+                    .collect::<anyhow::Result<_>>()?
+            };
+            let mut reports = Vec::new();
+            for m in modes {
+                reports.push(cairn_search::eval::evaluate(&engine, &queries, m, k)?);
+            }
+            if json {
+                println!("{}", serde_json::to_string_pretty(&reports)?);
+            } else {
+                for r in &reports {
+                    output::print_eval(r);
+                }
+            }
+            let gate = reports
+                .iter()
+                .find(|r| r.mode == Mode::Hybrid)
+                .or(reports.first());
+            let below = match (min_recall, gate) {
+                (Some(min), Some(r)) => r.overall.recall_at_k < min,
+                _ => false,
+            };
+            Ok(ExitCode::from(if below { 1 } else { 0 }))
         }
         Command::Verify { index, json } => {
             let root = IndexRoot::new(&index);

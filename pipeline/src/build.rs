@@ -2,7 +2,7 @@
 //! published version.
 
 use crate::chunk::{ChunkDraft, ChunkLimits, chunk_document};
-use crate::config::{BuildSettings, ConfigError, Registry, RepoConfig, Weights};
+use crate::config::{BuildSettings, ConfigError, Registry, RepoConfig, Weights, load_weights};
 use crate::documents::{Skipped, SourceDoc, read_commit};
 use crate::embed_cache::{EmbedCache, TextKey, text_key};
 use crate::report::Reporter;
@@ -154,7 +154,7 @@ pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummar
             .filter(|p| p.is_file())
     };
     let weights = match opts.weights.clone().or_else(|| beside("weights.yaml")) {
-        Some(p) => Weights::load(&p)?,
+        Some(p) => load_weights(&p)?,
         None => Weights::default(),
     };
     let settings = match opts.settings.clone().or_else(|| beside("build.yaml")) {

@@ -4,6 +4,7 @@
 //! Every error names `file:line:column`. Unknown keys are errors, not silent
 //! defaults.
 
+pub use cairn_index::Weights;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
@@ -398,21 +399,9 @@ pub fn github_web_url(url: &str) -> Option<String> {
     Some(format!("https://github.com/{owner}/{repo}"))
 }
 
-/// Ranking multipliers, nancy-brain's weights.yaml layout.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Weights {
-    /// Multiplier by file extension (`.py: 1.0`).
-    #[serde(default)]
-    pub extensions: BTreeMap<String, f32>,
-    /// Multiplier when the path contains a substring (`tests: 0.6`).
-    #[serde(default)]
-    pub path_includes: BTreeMap<String, f32>,
-}
-
-impl Weights {
-    /// Reads `path`, rejecting negative or absurd multipliers.
-    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+/// Reads weights.yaml, rejecting negative or absurd multipliers.
+pub fn load_weights(path: &Path) -> Result<Weights, ConfigError> {
+    {
         let text = read(path)?;
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
@@ -439,7 +428,7 @@ impl Weights {
                     })
                     .collect()
             };
-        Ok(Self {
+        Ok(Weights {
             extensions: check(raw.extensions)?,
             path_includes: check(raw.path_includes)?,
         })

@@ -6,3 +6,4 @@ mod config_errors;
 mod fixtures;
 mod publish;
 mod real_model;
+mod search;

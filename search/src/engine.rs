@@ -1,0 +1,518 @@
+//! The engine: one opened snapshot, the query embedder, runtime weights.
+
+use crate::links::blob_link;
+use crate::rank::{self, Fused};
+use crate::runtime_weights::{RuntimeWeight, RuntimeWeights};
+use crate::*;
+use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec};
+use cairn_index::{DocId, IndexRoot, LineSpan, Snapshot};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Candidates each list contributes before fusion.
+const CANDIDATES: usize = 200;
+/// Hits kept per document after merging, so answers span several documents.
+const HITS_PER_DOC: usize = 2;
+/// Lines shown in a snippet.
+const SNIPPET_LINES: usize = 6;
+
+/// How to open an engine.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// The index root (holding CURRENT).
+    pub index: PathBuf,
+    /// A model folder instead of the hub cache (must be the model the index was built with).
+    pub model_dir: Option<PathBuf>,
+    /// Where the query embedder runs.
+    pub device: DevicePref,
+}
+
+/// Search over one index version.
+pub struct Engine {
+    snap: Snapshot,
+    embedder: Option<Box<dyn Embedder>>,
+    /// Why vector search is off, when it is.
+    degraded: Option<String>,
+    weights: RuntimeWeights,
+    root: IndexRoot,
+}
+
+fn now_unix() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
+}
+
+impl Engine {
+    /// Opens CURRENT and the model it names. A missing model leaves BM25
+    /// search working (and says so); a different model is an error.
+    pub fn open(opts: &EngineOptions) -> Result<Self, SearchError> {
+        let root = IndexRoot::new(&opts.index);
+        let snap = Snapshot::open_current(&root)?;
+        let spec = match &opts.model_dir {
+            Some(d) => ModelSpec::Dir(d.clone()),
+            None => ModelSpec::Hub {
+                id: snap.manifest.model.id.clone(),
+                revision: "main".to_owned(),
+            },
+        };
+        let embedder: Result<Box<dyn Embedder>, String> = spec
+            .locate()
+            .and_then(|files| BertEmbedder::load(&files, opts.device))
+            .map(|e| Box::new(e) as Box<dyn Embedder>)
+            .map_err(|e| e.to_string());
+        let weights = RuntimeWeights::load(state_path(&root))?;
+        Self::from_parts(root, snap, embedder, weights)
+    }
+
+    /// Builds an engine from an opened snapshot and the result of loading a model.
+    pub fn from_parts(
+        root: IndexRoot,
+        snap: Snapshot,
+        embedder: Result<Box<dyn Embedder>, String>,
+        weights: RuntimeWeights,
+    ) -> Result<Self, SearchError> {
+        let (embedder, degraded) = match embedder {
+            Ok(e) => {
+                let want = &snap.manifest.model;
+                if e.model().weights_sha256 != want.weights_sha256 {
+                    return Err(SearchError::ModelMismatch {
+                        built: want.id.clone(),
+                        built_sha: want.weights_sha256.clone(),
+                        found_sha: e.model().weights_sha256.clone(),
+                    });
+                }
+                (Some(e), None)
+            }
+            Err(why) => (
+                None,
+                Some(format!("vector search is off ({why}); answering with bm25")),
+            ),
+        };
+        Ok(Self {
+            snap,
+            embedder,
+            degraded,
+            weights,
+            root,
+        })
+    }
+
+    /// The opened snapshot.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snap
+    }
+
+    /// Hybrid, BM25 or vector search (see the crate docs).
+    pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse, SearchError> {
+        let query = req.query.trim();
+        if query.is_empty() {
+            return Err(invalid("query", "must not be empty"));
+        }
+        if query.chars().count() > MAX_QUERY_CHARS {
+            return Err(invalid(
+                "query",
+                format!("must be at most {MAX_QUERY_CHARS} characters"),
+            ));
+        }
+        let limit = if req.limit == 0 { 10 } else { req.limit };
+        if limit > MAX_LIMIT {
+            return Err(invalid("limit", format!("must be 1 to {MAX_LIMIT}")));
+        }
+        if let Some(t) = req.threshold
+            && !(t.is_finite() && (0.0..=1.0).contains(&t))
+        {
+            return Err(invalid("threshold", "must be between 0 and 1"));
+        }
+        for d in &req.filters.doctype {
+            if cairn_index::Doctype::parse(d).is_none() {
+                return Err(invalid(
+                    "doctype",
+                    format!("{d:?} is not one of {}", rank::doctype_names().join(", ")),
+                ));
+            }
+        }
+        let (mode, notice) = match (&self.embedder, req.mode) {
+            (None, Mode::Hybrid | Mode::Vector) => (Mode::Bm25, self.degraded.clone()),
+            (_, m) => (m, None),
+        };
+        let groups = req.groups.as_deref();
+        let allowed = Arc::new(rank::allowed_chunks(&self.snap, &req.filters, groups));
+        let bm25 = if mode == Mode::Vector {
+            Vec::new()
+        } else {
+            rank::bm25(&self.snap, query, &allowed, CANDIDATES)?
+        };
+        let qvec = match &self.embedder {
+            Some(e) => e.embed(&[query])?.pop(),
+            None => None,
+        };
+        let vector = match (&qvec, mode) {
+            (Some(q), Mode::Hybrid | Mode::Vector) => {
+                rank::vector(&self.snap, q, &allowed, CANDIDATES)
+            }
+            _ => Vec::new(),
+        };
+        let idents = if mode == Mode::Vector {
+            Vec::new()
+        } else {
+            rank::identifier_matches(&self.snap, query, &allowed, 20)?
+        };
+        let fused = rank::fuse(mode, &bm25, &vector, &idents);
+        let hits = self.merge(&fused, qvec.as_deref(), query, &req.filters, limit);
+        let evidence = hits.first().map(|h| {
+            if qvec.is_some() {
+                h.breakdown.vector
+            } else {
+                h.breakdown.bm25 / (h.breakdown.bm25 + 10.0)
+            }
+        });
+        let insufficient_evidence = match (evidence, req.threshold) {
+            (None, _) => true,
+            (Some(e), Some(t)) => e < t,
+            (Some(_), None) => false,
+        };
+        Ok(SearchResponse {
+            query: query.to_owned(),
+            mode,
+            hits,
+            insufficient_evidence,
+            notice,
+            index_version: self.snap.version.to_string(),
+        })
+    }
+
+    /// Weights, then overlapping chunks of a doc merged into one hit, a few hits per doc.
+    fn merge(
+        &self,
+        fused: &[Fused],
+        qvec: Option<&[f32]>,
+        query: &str,
+        filters: &Filters,
+        limit: usize,
+    ) -> Vec<Hit> {
+        let now = now_unix();
+        struct Draft {
+            doc: u32,
+            span: LineSpan,
+            best: Fused,
+            score: f32,
+            weight: f32,
+            title: String,
+        }
+        let mut scored: Vec<(f32, f32, &Fused)> = fused
+            .iter()
+            .map(|f| {
+                let doc = &self.snap.docs[self.snap.chunks[f.chunk as usize].doc as usize];
+                let w = self.snap.weights.for_path(&doc.path)
+                    * self
+                        .weights
+                        .multiplier(doc.doc_id.as_str(), &filters.toolkit, now);
+                (f.rrf * w, w, f)
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.chunk.cmp(&b.2.chunk)));
+        let mut drafts: Vec<Draft> = Vec::new();
+        for (score, weight, f) in scored {
+            let chunk = &self.snap.chunks[f.chunk as usize];
+            if let Some(d) = drafts.iter_mut().find(|d| {
+                d.doc == chunk.doc
+                    && d.span.start <= chunk.span.end + 1
+                    && chunk.span.start <= d.span.end + 1
+            }) {
+                if d.span.union(&chunk.span).len() <= MAX_SPAN_LINES {
+                    d.span = d.span.union(&chunk.span);
+                }
+                continue;
+            }
+            if drafts.iter().filter(|d| d.doc == chunk.doc).count() >= HITS_PER_DOC {
+                continue;
+            }
+            if drafts.len() >= limit {
+                break;
+            }
+            drafts.push(Draft {
+                doc: chunk.doc,
+                span: chunk.span,
+                best: *f,
+                score,
+                weight,
+                title: chunk.title.clone(),
+            });
+        }
+        // A chunk merged into one draft can make it touch another draft of the same doc.
+        drafts.sort_by(|a, b| (a.doc, a.span.start).cmp(&(b.doc, b.span.start)));
+        let mut merged: Vec<Draft> = Vec::with_capacity(drafts.len());
+        for d in drafts {
+            match merged.last_mut() {
+                Some(m) if m.doc == d.doc && d.span.start <= m.span.end + 1 => {
+                    m.span = m.span.union(&d.span);
+                    if d.score > m.score {
+                        (m.score, m.best, m.weight, m.title) = (d.score, d.best, d.weight, d.title);
+                    }
+                }
+                _ => merged.push(d),
+            }
+        }
+        merged.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.doc.cmp(&b.doc))
+                .then(a.span.start.cmp(&b.span.start))
+        });
+        merged
+            .into_iter()
+            .map(|d| {
+                let cosine = match qvec {
+                    Some(q) if d.best.cosine == 0.0 => {
+                        rank::dot(self.snap.vectors.row(d.best.chunk as usize), q)
+                    }
+                    _ => d.best.cosine,
+                };
+                let text = self
+                    .snap
+                    .span_bytes(d.doc, d.span)
+                    .map(|(b, _)| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_default();
+                let doc = &self.snap.docs[d.doc as usize];
+                let (github_url, permalink) = self.links(d.doc, d.span);
+                Hit {
+                    doc_id: doc.doc_id.to_string(),
+                    start_line: d.span.start,
+                    end_line: d.span.end,
+                    snippet: rank::snippet(&text, query, SNIPPET_LINES),
+                    score: d.score,
+                    breakdown: ScoreBreakdown {
+                        bm25: d.best.bm25,
+                        vector: cosine,
+                        rrf: d.best.rrf,
+                        weight: d.weight,
+                    },
+                    repo: doc.repo.clone(),
+                    category: doc.category.clone(),
+                    toolkit: doc.toolkit.clone(),
+                    doctype: doc.doctype.to_string(),
+                    title: d.title,
+                    github_url,
+                    permalink,
+                    content_sha256: doc.sha256.clone(),
+                    index_version: self.snap.version.to_string(),
+                }
+            })
+            .collect()
+    }
+
+    fn links(&self, doc: u32, span: LineSpan) -> (String, String) {
+        let d = &self.snap.docs[doc as usize];
+        let repo = self.snap.manifest.repos.iter().find(|r| r.name == d.repo);
+        let web = repo.map_or("", |r| r.web_url.as_str());
+        let branch = repo
+            .and_then(|r| r.default_branch.as_deref())
+            .unwrap_or("HEAD");
+        let commit = repo.and_then(|r| r.commit.as_deref()).unwrap_or(branch);
+        (
+            blob_link(web, branch, &d.path, span),
+            blob_link(web, commit, &d.path, span),
+        )
+    }
+
+    fn visible_doc(&self, doc_id: &str, groups: Option<&[String]>) -> Result<u32, SearchError> {
+        let id = DocId::parse(doc_id).map_err(|e| invalid("doc_id", e.to_string()))?;
+        self.snap
+            .doc_index(&id)
+            .filter(|&i| rank::visible(&self.snap.docs[i as usize], groups))
+            // A doc the caller may not see answers exactly like a missing one.
+            .ok_or_else(|| SearchError::NotFound(doc_id.to_owned()))
+    }
+
+    /// The exact lines `start..=end` of a document (clamped to its end and to 400 lines).
+    pub fn retrieve(
+        &self,
+        doc_id: &str,
+        start: i64,
+        end: i64,
+        groups: Option<&[String]>,
+    ) -> Result<RetrieveResponse, SearchError> {
+        let doc = self.visible_doc(doc_id, groups)?;
+        let asked = LineSpan::new(start, end).map_err(|e| invalid("lines", e.to_string()))?;
+        let total = self.snap.line_index(doc).line_count();
+        let capped = LineSpan {
+            start: asked.start,
+            end: asked
+                .end
+                .min(asked.start.saturating_add(MAX_SPAN_LINES - 1)),
+        };
+        let (bytes, span) = self.snap.span_bytes(doc, capped).ok_or_else(|| {
+            invalid(
+                "lines",
+                format!(
+                    "start line {} is past the end of the file ({total} lines)",
+                    asked.start
+                ),
+            )
+        })?;
+        let d = &self.snap.docs[doc as usize];
+        let (github_url, permalink) = self.links(doc, span);
+        Ok(RetrieveResponse {
+            doc_id: d.doc_id.to_string(),
+            start_line: span.start,
+            end_line: span.end,
+            text: String::from_utf8_lossy(bytes).into_owned(),
+            total_lines: total,
+            clamped: span != asked,
+            github_url,
+            permalink,
+            content_sha256: d.sha256.clone(),
+            index_version: self.snap.version.to_string(),
+        })
+    }
+
+    /// Several retrieves; each item succeeds or fails on its own.
+    pub fn retrieve_batch(
+        &self,
+        items: &[(String, i64, i64)],
+        groups: Option<&[String]>,
+    ) -> Result<Vec<Result<RetrieveResponse, SearchError>>, SearchError> {
+        if items.is_empty() || items.len() > MAX_BATCH {
+            return Err(invalid(
+                "items",
+                format!("must hold 1 to {MAX_BATCH} items"),
+            ));
+        }
+        Ok(items
+            .iter()
+            .map(|(id, s, e)| self.retrieve(id, *s, *e, groups))
+            .collect())
+    }
+
+    /// The doc_id hierarchy below `prefix`, `depth` levels deep, at most `max_entries` entries.
+    pub fn tree(
+        &self,
+        prefix: &str,
+        depth: usize,
+        max_entries: usize,
+        groups: Option<&[String]>,
+    ) -> Result<TreeResponse, SearchError> {
+        let prefix = prefix.trim_matches('/');
+        if prefix.contains("..") || prefix.contains('\\') || prefix.contains('%') {
+            return Err(invalid("prefix", "must be a doc_id prefix"));
+        }
+        let base = if prefix.is_empty() {
+            0
+        } else {
+            prefix.split('/').count()
+        };
+        let mut folders: BTreeMap<String, usize> = BTreeMap::new();
+        let mut files = Vec::new();
+        for (i, d) in self.snap.docs.iter().enumerate() {
+            let id = d.doc_id.as_str();
+            let under = prefix.is_empty() || id == prefix || id.starts_with(&format!("{prefix}/"));
+            if !under || !rank::visible(d, groups) {
+                continue;
+            }
+            let parts: Vec<&str> = id.split('/').collect();
+            for level in base + 1..parts.len().min(base + depth.max(1)) + 1 {
+                if level < parts.len() {
+                    *folders.entry(parts[..level].join("/")).or_insert(0) += 1;
+                } else {
+                    files.push(i);
+                }
+            }
+        }
+        let mut entries: Vec<TreeEntry> = folders
+            .into_iter()
+            .map(|(path, n)| {
+                let kind = match path.split('/').count() {
+                    1 => "category",
+                    2 => "repo",
+                    _ => "folder",
+                };
+                TreeEntry {
+                    path,
+                    kind,
+                    doctype: None,
+                    lines: None,
+                    files: Some(n),
+                }
+            })
+            .collect();
+        entries.extend(files.into_iter().map(|i| {
+            let d = &self.snap.docs[i];
+            TreeEntry {
+                path: d.doc_id.to_string(),
+                kind: "file",
+                doctype: Some(d.doctype.to_string()),
+                lines: Some(d.line_count),
+                files: None,
+            }
+        }));
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        let max = max_entries.clamp(1, 5000);
+        let truncated = entries.len() > max;
+        entries.truncate(max);
+        Ok(TreeResponse {
+            entries,
+            truncated,
+            index_version: self.snap.version.to_string(),
+        })
+    }
+
+    /// What is being served.
+    pub fn version(&self) -> VersionResponse {
+        let m = &self.snap.manifest;
+        VersionResponse {
+            index_version: m.index_version.to_string(),
+            built_at: m.built_at.clone(),
+            builder_version: m.builder_version.clone(),
+            model: m.model.id.clone(),
+            model_weights_sha256: m.model.weights_sha256.clone(),
+            repos: m
+                .repos
+                .iter()
+                .map(|r| RepoVersion {
+                    name: r.name.clone(),
+                    default_branch: r.default_branch.clone(),
+                    commit: r.commit.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Counts, and whether vector search is on.
+    pub fn health(&self) -> HealthResponse {
+        let mut by_repo = BTreeMap::new();
+        for d in &self.snap.docs {
+            *by_repo.entry(d.repo.clone()).or_insert(0) += 1;
+        }
+        HealthResponse {
+            loaded: true,
+            index_version: self.snap.version.to_string(),
+            vector_search: self.embedder.is_some(),
+            docs_by_repo: by_repo,
+            docs_by_doctype: self.snap.manifest.counts.docs_by_doctype.clone(),
+            chunks: self.snap.chunks.len(),
+        }
+    }
+
+    /// Sets a runtime weight (an admin action).
+    pub fn set_weight(
+        &self,
+        doc_id: &str,
+        multiplier: f32,
+        namespace: &str,
+        ttl_days: f64,
+    ) -> Result<RuntimeWeight, SearchError> {
+        self.visible_doc(doc_id, None)?;
+        self.weights
+            .set(doc_id, multiplier, namespace, ttl_days, now_unix())
+    }
+
+    /// The index root.
+    pub fn root(&self) -> &IndexRoot {
+        &self.root
+    }
+}
+
+/// Runtime weights live beside the index root's versions, never inside one.
+fn state_path(root: &IndexRoot) -> PathBuf {
+    root.path().join("runtime-weights.json")
+}

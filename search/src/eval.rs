@@ -1,0 +1,241 @@
+//! `cairn eval`: recall@k, MRR@10 and nDCG@10 over golden queries.
+//!
+//! A hit counts when its doc_id equals a relevant doc_id and its line span
+//! overlaps the relevant span (no span: the whole file).
+
+use crate::{Engine, Filters, Mode, SearchError, SearchRequest};
+use cairn_index::LineSpan;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One golden query.
+#[derive(Clone, Debug, Deserialize)]
+pub struct GoldenQuery {
+    /// Unique slug.
+    pub id: String,
+    /// What the user types.
+    pub query: String,
+    /// Filters (toolkit, doctype, repo, category; one value or a list).
+    #[serde(default)]
+    pub filters: BTreeMap<String, OneOrMany>,
+    /// Acceptable answers, best first.
+    pub relevant: Vec<Relevant>,
+    /// Question kind.
+    #[serde(default)]
+    pub kind: String,
+    /// doc_id prefixes that must never be the first hit (guards).
+    #[serde(default)]
+    pub never_first: Vec<String>,
+}
+
+/// A filter value.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// One value.
+    One(String),
+    /// Several values.
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn values(&self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// An acceptable answer.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Relevant {
+    /// The document.
+    pub doc_id: String,
+    /// `[start, end]`, or the whole file.
+    #[serde(default)]
+    pub lines: Option<[u32; 2]>,
+}
+
+/// Reads a golden file.
+pub fn load(path: &Path) -> Result<Vec<GoldenQuery>, SearchError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| crate::invalid("golden", format!("{}: {e}", path.display())))?;
+    serde_saphyr::from_str(&text)
+        .map_err(|e| crate::invalid("golden", format!("{}: {e}", path.display())))
+}
+
+/// Metrics over a set of queries.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Metrics {
+    /// Queries.
+    pub queries: usize,
+    /// Share with a relevant hit in the top k.
+    pub recall_at_k: f64,
+    /// Mean reciprocal rank of the first relevant hit in the top 10.
+    pub mrr_at_10: f64,
+    /// nDCG@10 with binary relevance.
+    pub ndcg_at_10: f64,
+}
+
+/// One query's outcome.
+#[derive(Clone, Debug, Serialize)]
+pub struct QueryOutcome {
+    /// Query id.
+    pub id: String,
+    /// Kind.
+    pub kind: String,
+    /// Rank (1-based) of the first relevant hit in the top 10.
+    pub first_relevant: Option<usize>,
+    /// Top hits as `doc_id:start-end`.
+    pub top: Vec<String>,
+    /// A guard was broken (a `never_first` doc came first, or a hit left the filters).
+    pub guard_failed: bool,
+}
+
+/// The evaluation report.
+#[derive(Clone, Debug, Serialize)]
+pub struct EvalReport {
+    /// Mode evaluated.
+    pub mode: Mode,
+    /// k of recall@k.
+    pub k: usize,
+    /// All queries.
+    pub overall: Metrics,
+    /// By kind.
+    pub by_kind: BTreeMap<String, Metrics>,
+    /// Queries whose top k held no relevant hit, or that broke a guard.
+    pub misses: Vec<QueryOutcome>,
+    /// Every query.
+    pub outcomes: Vec<QueryOutcome>,
+}
+
+fn relevant_hit(rel: &[Relevant], doc_id: &str, span: LineSpan) -> Option<usize> {
+    rel.iter().position(|r| {
+        r.doc_id == doc_id
+            && r.lines
+                .is_none_or(|[s, e]| span.overlaps(&LineSpan { start: s, end: e }))
+    })
+}
+
+/// Runs every query in `mode` and scores it.
+pub fn evaluate(
+    engine: &Engine,
+    queries: &[GoldenQuery],
+    mode: Mode,
+    k: usize,
+) -> Result<EvalReport, SearchError> {
+    let mut outcomes = Vec::new();
+    let mut per: Vec<(String, f64, f64, f64)> = Vec::new();
+    for q in queries {
+        let mut filters = Filters::default();
+        for (key, v) in &q.filters {
+            let vals = v.values();
+            match key.as_str() {
+                "toolkit" => filters.toolkit = vals,
+                "doctype" => filters.doctype = vals,
+                "repo" => filters.repo = vals,
+                "category" => filters.category = vals,
+                "path_prefix" => filters.path_prefix = vals,
+                _ => {
+                    return Err(crate::invalid(
+                        "filters",
+                        format!("{}: unknown filter {key:?}", q.id),
+                    ));
+                }
+            }
+        }
+        let resp = engine.search(&SearchRequest {
+            query: q.query.clone(),
+            limit: k.max(10),
+            filters: filters.clone(),
+            threshold: None,
+            mode,
+            groups: None,
+        })?;
+        let mut matched = vec![false; q.relevant.len()];
+        let mut first = None;
+        let mut dcg = 0.0;
+        let mut top = Vec::new();
+        for (rank, h) in resp.hits.iter().take(10).enumerate() {
+            let span = LineSpan {
+                start: h.start_line,
+                end: h.end_line,
+            };
+            top.push(format!("{}:{}-{}", h.doc_id, h.start_line, h.end_line));
+            if let Some(i) = relevant_hit(&q.relevant, &h.doc_id, span) {
+                first.get_or_insert(rank + 1);
+                if !matched[i] {
+                    matched[i] = true;
+                    dcg += 1.0 / ((rank + 2) as f64).log2();
+                }
+            }
+        }
+        let ideal: f64 = (0..q.relevant.len().min(10))
+            .map(|i| 1.0 / ((i + 2) as f64).log2())
+            .sum();
+        let leaked = resp.hits.iter().any(|h| {
+            (!filters.toolkit.is_empty() && !filters.toolkit.contains(&h.toolkit))
+                || (!filters.doctype.is_empty() && !filters.doctype.contains(&h.doctype))
+        });
+        let guard_failed = leaked
+            || resp.hits.first().is_some_and(|h| {
+                q.never_first
+                    .iter()
+                    .any(|p| h.doc_id.starts_with(p.as_str()))
+            });
+        let recall = if first.is_some_and(|r| r <= k) {
+            1.0
+        } else {
+            0.0
+        };
+        let rr = first.map_or(0.0, |r| 1.0 / r as f64);
+        per.push((
+            q.kind.clone(),
+            recall,
+            rr,
+            if ideal > 0.0 { dcg / ideal } else { 0.0 },
+        ));
+        outcomes.push(QueryOutcome {
+            id: q.id.clone(),
+            kind: q.kind.clone(),
+            first_relevant: first,
+            top: top.into_iter().take(k).collect(),
+            guard_failed,
+        });
+    }
+    let metrics = |rows: &[&(String, f64, f64, f64)]| {
+        let n = rows.len().max(1) as f64;
+        Metrics {
+            queries: rows.len(),
+            recall_at_k: rows.iter().map(|r| r.1).sum::<f64>() / n,
+            mrr_at_10: rows.iter().map(|r| r.2).sum::<f64>() / n,
+            ndcg_at_10: rows.iter().map(|r| r.3).sum::<f64>() / n,
+        }
+    };
+    // Guards check behaviour (filters, never-first); they stay out of the ranking figures.
+    let all: Vec<&(String, f64, f64, f64)> = per.iter().filter(|p| p.0 != "guard").collect();
+    let mut by_kind = BTreeMap::new();
+    for kind in per
+        .iter()
+        .map(|p| p.0.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let rows: Vec<&(String, f64, f64, f64)> = per.iter().filter(|p| p.0 == kind).collect();
+        by_kind.insert(kind, metrics(&rows));
+    }
+    let misses = outcomes
+        .iter()
+        .filter(|o| o.guard_failed || o.first_relevant.is_none_or(|r| r > k))
+        .cloned()
+        .collect();
+    Ok(EvalReport {
+        mode,
+        k,
+        overall: metrics(&all),
+        by_kind,
+        misses,
+        outcomes,
+    })
+}

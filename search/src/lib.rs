@@ -1,0 +1,86 @@
+//! cairn's search library: the one API that the CLI, the HTTP server and the
+//! MCP server call (nancy-brain's RAGService): [`Engine::search`],
+//! [`Engine::retrieve`], [`Engine::retrieve_batch`], [`Engine::tree`],
+//! [`Engine::version`], [`Engine::health`] and runtime weights. Connectors
+//! never read index files; they call this.
+//!
+//! Depends on `cairn-index` (reading a version) and `cairn-embed` (the query
+//! embedder). Ranking lives in [`rank`], links in [`links`], the golden-query
+//! evaluation in [`eval`].
+
+mod engine;
+pub mod eval;
+pub mod links;
+pub mod rank;
+pub mod runtime_weights;
+mod types;
+
+pub use engine::{Engine, EngineOptions};
+pub use types::*;
+
+/// Why a call failed. Each variant maps to one stable code for the connectors.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// The index could not be opened.
+    #[error(transparent)]
+    Open(#[from] cairn_index::OpenError),
+    /// The index was built with another model than the one found.
+    #[error(
+        "model mismatch: the index was built with {built} (weights sha256 {built_sha}), but the model found has weights sha256 {found_sha}"
+    )]
+    ModelMismatch {
+        /// Model id in the manifest.
+        built: String,
+        /// Weights digest in the manifest.
+        built_sha: String,
+        /// Weights digest of the model found.
+        found_sha: String,
+    },
+    /// Bad input, naming the field.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// The offending field.
+        field: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// No such document (or not visible to the caller).
+    #[error("doc_id {0:?} not found")]
+    NotFound(String),
+    /// The query embedder failed.
+    #[error("embedding the query failed: {0}")]
+    Embed(#[from] cairn_embed::EmbedError),
+    /// tantivy failed.
+    #[error("tantivy: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    /// The runtime weights file could not be written.
+    #[error("{path}: {message}")]
+    State {
+        /// The state file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl SearchError {
+    /// The stable code connectors put in problem+json and MCP errors.
+    pub fn code(&self) -> &'static str {
+        match self {
+            SearchError::Open(_) => "index_unavailable",
+            SearchError::ModelMismatch { .. } => "model_mismatch",
+            SearchError::Invalid { .. } => "invalid_argument",
+            SearchError::NotFound(_) => "not_found",
+            SearchError::Embed(_) | SearchError::Tantivy(_) | SearchError::State { .. } => {
+                "internal"
+            }
+        }
+    }
+}
+
+fn invalid(field: &'static str, message: impl Into<String>) -> SearchError {
+    SearchError::Invalid {
+        field,
+        message: message.into(),
+    }
+}

@@ -1,0 +1,341 @@
+//! Ranking: BM25 and vector candidates, reciprocal rank fusion with protected
+//! identifier matches, weights, merging overlapping chunks, snippets.
+
+use crate::{Filters, Mode};
+use cairn_index::analyzer::code_analyzer;
+use cairn_index::{DocRecord, Doctype, Snapshot};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::{Term, collector::FilterCollector, collector::TopDocs};
+
+/// RRF's k: how fast a list's influence falls with rank.
+const RRF_K: f32 = 60.0;
+/// Field boosts for BM25: a match in a definition name or title says more than one in the body.
+const BOOSTS: [(&str, f32); 4] = [
+    ("body", 1.0),
+    ("title", 2.0),
+    ("symbols", 2.5),
+    ("path", 1.5),
+];
+
+/// Whether a caller with `groups` may see `doc` (`None`: a trusted caller).
+pub fn visible(doc: &DocRecord, groups: Option<&[String]>) -> bool {
+    doc.groups.is_empty() || groups.is_none_or(|g| doc.groups.iter().any(|d| g.contains(d)))
+}
+
+/// Which chunks pass the filters and the caller's groups: applied before ranking, on both paths.
+pub fn allowed_chunks(snap: &Snapshot, filters: &Filters, groups: Option<&[String]>) -> Vec<bool> {
+    let any = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
+    let doc_ok: Vec<bool> = snap
+        .docs
+        .iter()
+        .map(|d| {
+            visible(d, groups)
+                && any(&filters.repo, &d.repo)
+                && any(&filters.category, &d.category)
+                && any(&filters.toolkit, &d.toolkit)
+                && any(&filters.doctype, d.doctype.as_str())
+                && (filters.path_prefix.is_empty()
+                    || filters
+                        .path_prefix
+                        .iter()
+                        .any(|p| d.doc_id.as_str().starts_with(p.as_str())))
+        })
+        .collect();
+    snap.chunks.iter().map(|c| doc_ok[c.doc as usize]).collect()
+}
+
+/// The query's analyzed terms, deduplicated, in order.
+pub fn query_terms(query: &str) -> Vec<String> {
+    let mut analyzer = code_analyzer();
+    let mut stream = analyzer.token_stream(query);
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    while let Some(t) = stream.next() {
+        if seen.insert(t.text.clone()) {
+            out.push(t.text.clone());
+        }
+    }
+    out
+}
+
+/// Top `k` BM25 chunks among the allowed ones, best first.
+pub fn bm25(
+    snap: &Snapshot,
+    query: &str,
+    allowed: &Arc<Vec<bool>>,
+    k: usize,
+) -> tantivy::Result<Vec<(u32, f32)>> {
+    let terms = query_terms(query);
+    if terms.is_empty() {
+        return Ok(Vec::new());
+    }
+    let s = &snap.schema;
+    let fields = [s.body, s.title, s.symbols, s.path];
+    let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+    for term in &terms {
+        for (field, (_, boost)) in fields.iter().zip(BOOSTS) {
+            let q = TermQuery::new(
+                Term::from_field_text(*field, term),
+                IndexRecordOption::WithFreqs,
+            );
+            clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+        }
+    }
+    run(snap, &BooleanQuery::new(clauses), allowed, k)
+}
+
+/// Chunks that define an identifier the query names exactly (`fit_model`, `ModelParameters`).
+pub fn identifier_matches(
+    snap: &Snapshot,
+    query: &str,
+    allowed: &Arc<Vec<bool>>,
+    k: usize,
+) -> tantivy::Result<Vec<(u32, f32)>> {
+    let idents: Vec<String> = query
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .map(|w| w.trim_matches('.'))
+        .filter(|w| is_identifier(w))
+        .map(str::to_lowercase)
+        .collect();
+    if idents.is_empty() {
+        return Ok(Vec::new());
+    }
+    let clauses: Vec<(Occur, Box<dyn Query>)> = idents
+        .iter()
+        .map(|w| {
+            let last = w.rsplit('.').next().unwrap_or(w);
+            let q = TermQuery::new(
+                Term::from_field_text(snap.schema.symbols, last),
+                IndexRecordOption::Basic,
+            );
+            (Occur::Should, Box::new(q) as Box<dyn Query>)
+        })
+        .collect();
+    run(snap, &BooleanQuery::new(clauses), allowed, k)
+}
+
+/// Looks like code rather than a word: snake_case, camelCase, dotted, or CapWords.
+fn is_identifier(w: &str) -> bool {
+    let inner_upper =
+        w.chars().skip(1).any(char::is_uppercase) && w.chars().any(char::is_lowercase);
+    w.len() > 2 && (w.contains('_') || w.contains('.') || inner_upper)
+}
+
+fn run(
+    snap: &Snapshot,
+    query: &dyn Query,
+    allowed: &Arc<Vec<bool>>,
+    k: usize,
+) -> tantivy::Result<Vec<(u32, f32)>> {
+    let searcher = snap.reader.searcher();
+    let mask = Arc::clone(allowed);
+    let collector = FilterCollector::new(
+        "chunk".to_owned(),
+        move |ord: u64| mask.get(ord as usize).copied().unwrap_or(false),
+        TopDocs::with_limit(k),
+    );
+    let top = searcher.search(query, &collector)?;
+    let mut out = Vec::with_capacity(top.len());
+    let chunk_field = snap.schema.chunk;
+    for (score, addr) in top {
+        let seg = searcher.segment_reader(addr.segment_ord);
+        let col = seg.fast_fields().u64("chunk")?;
+        if let Some(ord) = col.first(addr.doc_id) {
+            out.push((ord as u32, score));
+        }
+        let _ = chunk_field;
+    }
+    // Deterministic order: score, then chunk ordinal (doc order, then line).
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(out)
+}
+
+/// Top `k` chunks by cosine with `query` (a unit vector) among the allowed ones.
+pub fn vector(snap: &Snapshot, query: &[f32], allowed: &[bool], k: usize) -> Vec<(u32, f32)> {
+    let dim = snap.vectors.dim();
+    let all = snap.vectors.as_slice();
+    let mut scored: Vec<(u32, f32)> = allowed
+        .iter()
+        .enumerate()
+        .filter(|(_, ok)| **ok)
+        .map(|(i, _)| (i as u32, dot(&all[i * dim..(i + 1) * dim], query)))
+        .collect();
+    let cmp = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if scored.len() > k {
+        scored.select_nth_unstable_by(k, cmp);
+        scored.truncate(k);
+    }
+    scored.sort_by(cmp);
+    scored
+}
+
+/// Dot product written so the compiler vectorises it (eight independent sums).
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    acc.iter().sum::<f32>() + ra.iter().zip(rb).map(|(x, y)| x * y).sum::<f32>()
+}
+
+/// A chunk's evidence from each list.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Fused {
+    /// Chunk ordinal.
+    pub chunk: u32,
+    /// BM25 score (0 if absent).
+    pub bm25: f32,
+    /// Cosine (0 if absent).
+    pub cosine: f32,
+    /// RRF score.
+    pub rrf: f32,
+}
+
+/// Reciprocal rank fusion of the lists `mode` uses. Identifier matches count
+/// as a list of their own, so a query naming a definition finds it.
+pub fn fuse(
+    mode: Mode,
+    bm25: &[(u32, f32)],
+    vector: &[(u32, f32)],
+    idents: &[(u32, f32)],
+) -> Vec<Fused> {
+    let mut by_chunk: HashMap<u32, Fused> = HashMap::new();
+    let mut add = |list: &[(u32, f32)], weight: f32, set: &dyn Fn(&mut Fused, f32)| {
+        for (rank, (chunk, score)) in list.iter().enumerate() {
+            let f = by_chunk.entry(*chunk).or_insert(Fused {
+                chunk: *chunk,
+                ..Fused::default()
+            });
+            set(f, *score);
+            f.rrf += weight / (RRF_K + rank as f32 + 1.0);
+        }
+    };
+    if mode != Mode::Vector {
+        add(bm25, 1.0, &|f, s| f.bm25 = s);
+    }
+    if mode != Mode::Bm25 {
+        add(vector, 1.0, &|f, s| f.cosine = s);
+    }
+    add(idents, 1.0, &|_, _| {});
+    let mut out: Vec<Fused> = by_chunk.into_values().collect();
+    out.sort_by(|a, b| b.rrf.total_cmp(&a.rrf).then(a.chunk.cmp(&b.chunk)));
+    out
+}
+
+/// Query words worth marking in a snippet.
+fn snippet_words(query: &str) -> Vec<String> {
+    query
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| w.len() >= 3)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// The best `n` lines of `text` for `query`, matches marked with `**`.
+pub fn snippet(text: &str, query: &str, n: usize) -> String {
+    let words = snippet_words(query);
+    let lines: Vec<&str> = text.lines().collect();
+    let hits: Vec<usize> = lines
+        .iter()
+        .map(|l| {
+            let lower = l.to_lowercase();
+            words.iter().filter(|w| lower.contains(w.as_str())).count()
+        })
+        .collect();
+    let n = n.min(lines.len()).max(1);
+    let best = (0..=lines.len().saturating_sub(n))
+        .max_by_key(|&s| {
+            (
+                hits[s..(s + n).min(lines.len())].iter().sum::<usize>(),
+                std::cmp::Reverse(s),
+            )
+        })
+        .unwrap_or(0);
+    lines[best..(best + n).min(lines.len())]
+        .iter()
+        .map(|l| mark(&truncate(l, 200), &words))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_owned()
+    } else {
+        s.chars().take(max).collect::<String>() + "…"
+    }
+}
+
+fn mark(line: &str, words: &[String]) -> String {
+    let lower = line.to_lowercase();
+    if lower.len() != line.len() {
+        return line.to_owned();
+    }
+    let mut marks = vec![false; line.len()];
+    for w in words {
+        let mut from = 0;
+        while let Some(i) = lower[from..].find(w.as_str()) {
+            marks[from + i..from + i + w.len()].fill(true);
+            from += i + w.len();
+        }
+    }
+    let mut out = String::with_capacity(line.len() + 8);
+    let mut open = false;
+    for (i, c) in line.char_indices() {
+        if marks[i] != open {
+            out.push_str("**");
+            open = marks[i];
+        }
+        out.push(c);
+    }
+    if open {
+        out.push_str("**");
+    }
+    out
+}
+
+/// Doctype names the API accepts, for validation messages.
+pub fn doctype_names() -> Vec<&'static str> {
+    Doctype::ALL.iter().map(Doctype::as_str).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fusion_rewards_agreement() {
+        let bm = [(1, 9.0), (2, 8.0), (3, 7.0)];
+        let vec = [(3, 0.9), (4, 0.8), (1, 0.7)];
+        let f = fuse(Mode::Hybrid, &bm, &vec, &[]);
+        let order: Vec<u32> = f.iter().map(|x| x.chunk).collect();
+        assert_eq!(order[..2], [1, 3]);
+        assert_eq!(fuse(Mode::Bm25, &bm, &vec, &[]).len(), 3);
+        let with_ident = fuse(Mode::Hybrid, &bm, &vec, &[(4, 1.0)]);
+        assert_eq!(
+            with_ident[0].chunk, 4,
+            "an exact identifier match is protected"
+        );
+    }
+
+    #[test]
+    fn snippet_marks_terms() {
+        let s = snippet("a\nb\nthe emcee Pool here\nc", "emcee pool", 1);
+        assert_eq!(s, "the **emcee** **Pool** here");
+    }
+
+    #[test]
+    fn dot_matches_naive() {
+        let a: Vec<f32> = (0..19).map(|i| i as f32 * 0.1).collect();
+        let b: Vec<f32> = (0..19).map(|i| 1.0 - i as f32 * 0.05).collect();
+        let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert!((dot(&a, &b) - naive).abs() < 1e-4);
+    }
+}

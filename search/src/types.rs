@@ -1,0 +1,240 @@
+//! Requests and responses, shared by every connector (serde shapes are the API).
+
+use serde::{Deserialize, Serialize};
+
+/// Most hits a search returns.
+pub const MAX_LIMIT: usize = 50;
+/// Longest query accepted, in characters.
+pub const MAX_QUERY_CHARS: usize = 1000;
+/// Most lines one retrieve returns.
+pub const MAX_SPAN_LINES: u32 = 400;
+/// Most items in one retrieve_batch.
+pub const MAX_BATCH: usize = 50;
+
+/// How to rank.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// BM25 and vector candidates fused by reciprocal rank fusion.
+    #[default]
+    Hybrid,
+    /// BM25 (tantivy) only.
+    Bm25,
+    /// Exact cosine over the chunk vectors only.
+    Vector,
+}
+
+impl Mode {
+    /// Parses a mode name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "hybrid" => Some(Mode::Hybrid),
+            "bm25" => Some(Mode::Bm25),
+            "vector" => Some(Mode::Vector),
+            _ => None,
+        }
+    }
+}
+
+/// Filters applied before ranking; each field accepts several values (OR), fields combine with AND.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Filters {
+    /// Repository names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repo: Vec<String>,
+    /// Categories.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub category: Vec<String>,
+    /// Toolkits.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub toolkit: Vec<String>,
+    /// Doctypes (`code`, `doc`, `readme`, `notebook`, `example`, `test`, `config`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doctype: Vec<String>,
+    /// doc_id prefixes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path_prefix: Vec<String>,
+}
+
+/// A search.
+#[derive(Clone, Debug, Default)]
+pub struct SearchRequest {
+    /// What the user asked.
+    pub query: String,
+    /// Hits wanted (1..=50, default 10).
+    pub limit: usize,
+    /// Filters.
+    pub filters: Filters,
+    /// Evidence below this makes the answer `insufficient_evidence`.
+    pub threshold: Option<f32>,
+    /// Ranking mode.
+    pub mode: Mode,
+    /// The caller's access groups (None: trusted caller, sees everything).
+    pub groups: Option<Vec<String>>,
+}
+
+/// How a hit's score came about.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ScoreBreakdown {
+    /// BM25 score of the best chunk (0 when BM25 did not find it).
+    pub bm25: f32,
+    /// Cosine similarity of the best chunk with the query (0 when not computed).
+    pub vector: f32,
+    /// Reciprocal-rank-fusion score.
+    pub rrf: f32,
+    /// Static and runtime weight applied after fusion.
+    pub weight: f32,
+}
+
+/// One cited passage.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Hit {
+    /// `<category>/<repo>/<path>`.
+    pub doc_id: String,
+    /// First line, 1-based.
+    pub start_line: u32,
+    /// Last line, inclusive.
+    pub end_line: u32,
+    /// The best few lines, query terms marked with `**`.
+    pub snippet: String,
+    /// Final score (higher is better).
+    pub score: f32,
+    /// Its parts.
+    pub breakdown: ScoreBreakdown,
+    /// Repository name.
+    pub repo: String,
+    /// Category.
+    pub category: String,
+    /// Toolkit.
+    pub toolkit: String,
+    /// Doctype.
+    pub doctype: String,
+    /// Section title or definition name.
+    pub title: String,
+    /// On the default branch.
+    pub github_url: String,
+    /// On the exact commit.
+    pub permalink: String,
+    /// sha256 of the whole file.
+    pub content_sha256: String,
+    /// The version answering.
+    pub index_version: String,
+}
+
+/// The answer to a search.
+#[derive(Clone, Debug, Serialize)]
+pub struct SearchResponse {
+    /// The query as understood.
+    pub query: String,
+    /// The mode actually used.
+    pub mode: Mode,
+    /// Hits, best first.
+    pub hits: Vec<Hit>,
+    /// The best hit is below the threshold (or there is none): say "I don't know".
+    pub insufficient_evidence: bool,
+    /// Why the mode differs from the one asked, if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+    /// The version answering.
+    pub index_version: String,
+}
+
+/// Exact lines of one document.
+#[derive(Clone, Debug, Serialize)]
+pub struct RetrieveResponse {
+    /// The document.
+    pub doc_id: String,
+    /// First line returned.
+    pub start_line: u32,
+    /// Last line returned.
+    pub end_line: u32,
+    /// The lines, byte for byte (line endings kept).
+    pub text: String,
+    /// Lines in the whole file.
+    pub total_lines: u32,
+    /// The span asked for ran past the end or over the cap and was cut.
+    pub clamped: bool,
+    /// On the default branch.
+    pub github_url: String,
+    /// On the exact commit.
+    pub permalink: String,
+    /// sha256 of the whole file.
+    pub content_sha256: String,
+    /// The version answering.
+    pub index_version: String,
+}
+
+/// One node of the doc_id tree.
+#[derive(Clone, Debug, Serialize)]
+pub struct TreeEntry {
+    /// Path prefix (a folder) or doc_id (a file).
+    pub path: String,
+    /// `category`, `repo`, `folder` or `file`.
+    pub kind: &'static str,
+    /// Files only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doctype: Option<String>,
+    /// Files only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<u32>,
+    /// Folders: files below.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<usize>,
+}
+
+/// The tree listing.
+#[derive(Clone, Debug, Serialize)]
+pub struct TreeResponse {
+    /// Entries in path order.
+    pub entries: Vec<TreeEntry>,
+    /// More entries exist than were returned.
+    pub truncated: bool,
+    /// The version answering.
+    pub index_version: String,
+}
+
+/// Per repository, in `version()`.
+#[derive(Clone, Debug, Serialize)]
+pub struct RepoVersion {
+    /// Name.
+    pub name: String,
+    /// Default branch.
+    pub default_branch: Option<String>,
+    /// Commit indexed.
+    pub commit: Option<String>,
+}
+
+/// What is being served.
+#[derive(Clone, Debug, Serialize)]
+pub struct VersionResponse {
+    /// The version.
+    pub index_version: String,
+    /// When it was built.
+    pub built_at: String,
+    /// Builder that wrote it.
+    pub builder_version: String,
+    /// Model id.
+    pub model: String,
+    /// Model weights digest.
+    pub model_weights_sha256: String,
+    /// Repositories.
+    pub repos: Vec<RepoVersion>,
+}
+
+/// Health.
+#[derive(Clone, Debug, Serialize)]
+pub struct HealthResponse {
+    /// An index is loaded.
+    pub loaded: bool,
+    /// The version.
+    pub index_version: String,
+    /// Whether vector search is available (the model is loaded).
+    pub vector_search: bool,
+    /// Documents by repository.
+    pub docs_by_repo: std::collections::BTreeMap<String, usize>,
+    /// Documents by doctype.
+    pub docs_by_doctype: std::collections::BTreeMap<String, usize>,
+    /// Chunks.
+    pub chunks: usize,
+}

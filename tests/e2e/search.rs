@@ -1,0 +1,419 @@
+//! The search library over a fixture index: filters, links, retrieval, fallbacks.
+
+use crate::fixtures::{World, cairn, stdout};
+use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec};
+use cairn_index::{IndexRoot, LineIndex, Snapshot};
+use cairn_search::runtime_weights::RuntimeWeights;
+use cairn_search::{Engine, EngineOptions, Filters, Mode, SearchError, SearchRequest};
+
+fn engine(w: &World) -> Engine {
+    assert!(w.build("out", &[]).status.success());
+    Engine::open(&EngineOptions {
+        index: w.path("out"),
+        model_dir: Some(w.model.clone()),
+        device: DevicePref::Cpu,
+    })
+    .expect("open engine")
+}
+
+fn search(e: &Engine, query: &str, filters: Filters, mode: Mode) -> cairn_search::SearchResponse {
+    e.search(&SearchRequest {
+        query: query.into(),
+        limit: 20,
+        filters,
+        mode,
+        ..SearchRequest::default()
+    })
+    .expect("search")
+}
+
+#[test]
+fn filters_never_leak_in_any_mode() {
+    let w = World::new();
+    let e = engine(&w);
+    for mode in [Mode::Hybrid, Mode::Bm25, Mode::Vector] {
+        let r = search(
+            &e,
+            "magnification model",
+            Filters {
+                toolkit: vec!["beta".into()],
+                ..Filters::default()
+            },
+            mode,
+        );
+        assert!(!r.hits.is_empty(), "{mode:?}: no hits");
+        assert!(
+            r.hits.iter().all(|h| h.toolkit == "beta"),
+            "{mode:?}: leaked {:?}",
+            r.hits
+        );
+        let r = search(
+            &e,
+            "fit model",
+            Filters {
+                doctype: vec!["readme".into()],
+                ..Filters::default()
+            },
+            mode,
+        );
+        assert!(r.hits.iter().all(|h| h.doctype == "readme"), "{mode:?}");
+        let r = search(
+            &e,
+            "fit model",
+            Filters {
+                path_prefix: vec!["science/alpha/src/".into()],
+                ..Filters::default()
+            },
+            mode,
+        );
+        assert!(
+            r.hits
+                .iter()
+                .all(|h| h.doc_id.starts_with("science/alpha/src/")),
+            "{mode:?}"
+        );
+    }
+}
+
+#[test]
+fn identifiers_find_their_definition_and_links_follow_branches() {
+    let w = World::new();
+    let e = engine(&w);
+    let r = search(&e, "fit_model", Filters::default(), Mode::Hybrid);
+    let top = &r.hits[0];
+    assert_eq!(
+        top.doc_id, "science/alpha/src/alpha/core.py",
+        "{:?}",
+        r.hits
+    );
+    assert!(
+        top.start_line <= 5 && top.end_line >= 5,
+        "definition at line 5: {top:?}"
+    );
+    assert!(
+        top.github_url
+            .starts_with("https://github.com/example/alpha/blob/main/src/alpha/core.py#L")
+    );
+    let commit = w
+        .alpha_repo()
+        .head()
+        .expect("head")
+        .target()
+        .expect("oid")
+        .to_string();
+    assert!(
+        top.permalink.contains(&format!("/blob/{commit}/")),
+        "{}",
+        top.permalink
+    );
+    assert!(top.snippet.contains("**fit_model**"), "{}", top.snippet);
+
+    let r = search(&e, "BinaryMag", Filters::default(), Mode::Bm25);
+    let beta = r.hits.iter().find(|h| h.repo == "beta").expect("beta hit");
+    assert!(
+        beta.github_url.contains("/blob/master/"),
+        "{}",
+        beta.github_url
+    );
+    let r = search(
+        &e,
+        "install alpha",
+        Filters {
+            doctype: vec!["readme".into()],
+            ..Filters::default()
+        },
+        Mode::Bm25,
+    );
+    assert!(
+        r.hits[0].github_url.contains("README.md?plain=1#L"),
+        "{}",
+        r.hits[0].github_url
+    );
+}
+
+#[test]
+fn hits_are_merged_deterministic_and_judged() {
+    let w = World::new();
+    let e = engine(&w);
+    let a = search(&e, "parameters t_0 u_0", Filters::default(), Mode::Hybrid);
+    let b = search(&e, "parameters t_0 u_0", Filters::default(), Mode::Hybrid);
+    assert_eq!(a.hits, b.hits, "same index and query, same answer");
+    for (i, x) in a.hits.iter().enumerate() {
+        for y in &a.hits[i + 1..] {
+            let overlap =
+                x.doc_id == y.doc_id && x.start_line <= y.end_line && y.start_line <= x.end_line;
+            assert!(!overlap, "overlapping hits were not merged: {x:?} {y:?}");
+        }
+    }
+    let strict = e
+        .search(&SearchRequest {
+            query: "parameters".into(),
+            threshold: Some(1.0),
+            ..SearchRequest::default()
+        })
+        .expect("search");
+    assert!(strict.insufficient_evidence);
+    assert!(!strict.hits.is_empty(), "weak hits are still listed");
+    let none = search(&e, "zzzqqq", Filters::default(), Mode::Bm25);
+    assert!(none.insufficient_evidence && none.hits.is_empty());
+}
+
+#[test]
+fn without_the_model_search_answers_in_bm25_and_says_so() {
+    let w = World::new();
+    assert!(w.build("out", &[]).status.success());
+    let root = IndexRoot::new(w.path("out"));
+    let snap = Snapshot::open_current(&root).expect("snapshot");
+    let e = Engine::from_parts(
+        root,
+        snap,
+        Err("model.safetensors missing".into()),
+        RuntimeWeights::in_memory(),
+    )
+    .expect("engine");
+    let r = search(&e, "fit_model", Filters::default(), Mode::Hybrid);
+    assert_eq!(r.mode, Mode::Bm25);
+    assert!(r.notice.as_deref().is_some_and(|n| n.contains("bm25")));
+    assert!(!r.hits.is_empty());
+    assert!(!e.health().vector_search);
+}
+
+#[test]
+fn a_different_model_is_refused() {
+    let w = World::new();
+    assert!(w.build("out", &[]).status.success());
+    let other = w.path("other-model");
+    cairn_embed::fixtures::write_tiny_bert(&other).expect("model");
+    // Same architecture, other weights: flip one weight.
+    let path = other.join("model.safetensors");
+    let mut bytes = std::fs::read(&path).expect("read");
+    let n = bytes.len();
+    bytes[n - 1] ^= 0x01;
+    std::fs::write(&path, bytes).expect("write");
+    let root = IndexRoot::new(w.path("out"));
+    let snap = Snapshot::open_current(&root).expect("snapshot");
+    let emb = BertEmbedder::load(
+        &ModelSpec::Dir(other).locate().expect("files"),
+        DevicePref::Cpu,
+    )
+    .expect("load");
+    let boxed: Box<dyn Embedder> = Box::new(emb);
+    let err = Engine::from_parts(root, snap, Ok(boxed), RuntimeWeights::in_memory())
+        .err()
+        .expect("mismatch");
+    assert!(matches!(err, SearchError::ModelMismatch { .. }), "{err}");
+}
+
+#[test]
+fn retrieve_returns_exact_lines_and_rejects_bad_input() {
+    let w = World::new();
+    let e = engine(&w);
+    let r = e
+        .retrieve("science/alpha/src/alpha/nofinal.py", 2, 2, None)
+        .expect("retrieve");
+    assert_eq!(r.text, "    return 'no newline at the end'");
+    assert_eq!((r.total_lines, r.clamped), (2, false));
+    let r = e
+        .retrieve("science/alpha/docs/crlf.txt", 2, 99, None)
+        .expect("retrieve");
+    assert_eq!(r.text, "second line\r\nthird line\r\n");
+    assert!(r.clamped && r.end_line == 3);
+    assert!(r.permalink.ends_with("docs/crlf.txt#L2-L3"));
+    for (start, end) in [(0, 3), (-1, 2), (5, 3)] {
+        let err = e
+            .retrieve("science/alpha/docs/crlf.txt", start, end, None)
+            .err()
+            .expect("bad span");
+        assert_eq!(err.code(), "invalid_argument", "{start}..{end}");
+    }
+    assert_eq!(
+        e.retrieve("science/alpha/docs/crlf.txt", 9, 12, None)
+            .err()
+            .expect("past end")
+            .code(),
+        "invalid_argument"
+    );
+    assert_eq!(
+        e.retrieve("science/alpha/nope.py", 1, 2, None)
+            .err()
+            .expect("missing")
+            .code(),
+        "not_found"
+    );
+    for bad in [
+        "../../etc/passwd",
+        "science/alpha/../beta/x",
+        "/etc/passwd",
+        "science\\alpha\\x",
+        "science/alpha/%2e%2e/x",
+    ] {
+        assert_eq!(
+            e.retrieve(bad, 1, 2, None).err().expect("traversal").code(),
+            "invalid_argument",
+            "{bad}"
+        );
+    }
+    let batch = e
+        .retrieve_batch(
+            &[
+                ("science/alpha/README.md".into(), 1, 1),
+                ("science/alpha/nope".into(), 1, 1),
+            ],
+            None,
+        )
+        .expect("batch");
+    assert!(batch[0].is_ok() && batch[1].is_err());
+    assert!(e.retrieve_batch(&[], None).is_err());
+}
+
+/// Every chunk's span, retrieved, is exactly the file's lines (the property that makes citations exact).
+#[test]
+fn retrieve_of_every_chunk_equals_the_file_lines() {
+    let w = World::new();
+    let e = engine(&w);
+    let snap = e.snapshot();
+    for c in &snap.chunks {
+        let d = &snap.docs[c.doc as usize];
+        let r = e
+            .retrieve(
+                d.doc_id.as_str(),
+                c.span.start.into(),
+                c.span.end.into(),
+                None,
+            )
+            .expect("retrieve");
+        let bytes = snap.doc_bytes(c.doc);
+        let li = LineIndex::new(bytes);
+        let want = &bytes[li.byte_range(c.span).expect("range")];
+        assert_eq!(r.text.as_bytes(), want, "{} {}", d.doc_id, c.span);
+    }
+}
+
+#[test]
+fn tree_version_health_and_weights() {
+    let w = World::new();
+    let e = engine(&w);
+    let t = e.tree("", 2, 100, None).expect("tree");
+    let paths: Vec<&str> = t.entries.iter().map(|x| x.path.as_str()).collect();
+    assert!(
+        paths.contains(&"science")
+            && paths.contains(&"science/alpha")
+            && paths.contains(&"tools/beta"),
+        "{paths:?}"
+    );
+    let t = e
+        .tree("science/alpha/src/alpha", 1, 100, None)
+        .expect("tree");
+    assert!(
+        t.entries
+            .iter()
+            .any(|x| x.path == "science/alpha/src/alpha/core.py" && x.kind == "file")
+    );
+    assert!(e.tree("../x", 1, 10, None).is_err());
+    let v = e.version();
+    assert_eq!(v.repos.len(), 2);
+    assert!(
+        v.repos
+            .iter()
+            .any(|r| r.name == "beta" && r.default_branch.as_deref() == Some("master"))
+    );
+    assert_eq!(e.health().docs_by_repo["beta"], 2);
+
+    let before = search(&e, "alpha", Filters::default(), Mode::Bm25);
+    let last = before.hits.last().expect("hits").doc_id.clone();
+    e.set_weight(&last, 10.0, "global", 1.0).expect("weight");
+    let after = search(&e, "alpha", Filters::default(), Mode::Bm25);
+    assert_eq!(after.hits[0].doc_id, last, "a runtime weight lifts the doc");
+    assert!(
+        w.path("out/runtime-weights.json").is_file(),
+        "stored beside the index"
+    );
+    assert!(
+        e.set_weight("science/alpha/missing.py", 2.0, "global", 1.0)
+            .is_err()
+    );
+}
+
+#[test]
+fn cli_search_retrieve_tree_and_eval() {
+    let w = World::new();
+    assert!(w.build("out", &[]).status.success());
+    let idx = w.path("out");
+    let idx = idx.to_str().expect("utf8");
+    let model = w.model.to_str().expect("utf8");
+    let o = cairn(&[
+        "search",
+        "fit_model",
+        "--index",
+        idx,
+        "--model-dir",
+        model,
+        "--json",
+    ]);
+    assert!(o.status.success());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(v["hits"][0]["doc_id"], "science/alpha/src/alpha/core.py");
+    let o = cairn(&[
+        "search",
+        "fit_model",
+        "--index",
+        idx,
+        "--model-dir",
+        model,
+        "--toolkit",
+        "alpha",
+    ]);
+    assert!(
+        stdout(&o).contains("science/alpha/src/alpha/core.py:"),
+        "{}",
+        stdout(&o)
+    );
+    let o = cairn(&[
+        "retrieve",
+        "science/alpha/src/alpha/core.py",
+        "--lines",
+        "5:6",
+        "--index",
+        idx,
+        "--model-dir",
+        model,
+    ]);
+    assert!(
+        stdout(&o).contains("def fit_model(data, t_E=1.0):"),
+        "{}",
+        stdout(&o)
+    );
+    let o = cairn(&[
+        "retrieve",
+        "../etc/passwd",
+        "--lines",
+        "1:2",
+        "--index",
+        idx,
+        "--model-dir",
+        model,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = cairn(&["tree", "--index", idx, "--model-dir", model]);
+    assert!(stdout(&o).contains("science/alpha/"));
+    w.write(
+        "golden.yaml",
+        "- id: def\n  query: fit_model\n  filters: {}\n  relevant:\n    - doc_id: science/alpha/src/alpha/core.py\n      lines: [5, 7]\n  kind: api\n",
+    );
+    let golden = w.path("golden.yaml");
+    let golden = golden.to_str().expect("utf8");
+    let o = cairn(&[
+        "eval",
+        golden,
+        "--index",
+        idx,
+        "--model-dir",
+        model,
+        "--mode",
+        "bm25",
+        "--min-recall",
+        "1.0",
+    ]);
+    assert!(o.status.success(), "{}", stdout(&o));
+    assert!(stdout(&o).contains("recall@5 1.000"), "{}", stdout(&o));
+}
