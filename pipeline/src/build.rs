@@ -2,7 +2,9 @@
 //! published version.
 
 use crate::chunk::{ChunkDraft, ChunkLimits, chunk_document};
-use crate::config::{BuildSettings, ConfigError, Registry, RepoConfig, Weights, load_weights};
+use crate::config::{
+    BuildSettings, ConfigError, Registry, RepoConfig, Weights, default_weights, load_weights,
+};
 use crate::documents::{Skipped, SourceDoc, read_commit};
 use crate::embed_cache::{EmbedCache, TextKey, text_key};
 use crate::report::Reporter;
@@ -155,7 +157,7 @@ pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummar
     };
     let weights = match opts.weights.clone().or_else(|| beside("weights.yaml")) {
         Some(p) => load_weights(&p)?,
-        None => Weights::default(),
+        None => default_weights(),
     };
     let settings = match opts.settings.clone().or_else(|| beside("build.yaml")) {
         Some(p) => BuildSettings::load(&p)?,
@@ -603,7 +605,7 @@ fn write_tantivy(
             t.add_text(s.toolkit, &doc.toolkit);
             t.add_text(s.doctype, doc.doctype.as_str());
             t.add_text(s.path_exact, &doc.path);
-            t.add_text(s.path, format!("{} {}", doc.repo, doc.path));
+            t.add_text(s.path, &doc.path);
             t.add_text(s.title, &c.title);
             t.add_text(s.symbols, c.symbols.join(" "));
             t.add_text(s.body, &c.text);

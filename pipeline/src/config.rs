@@ -399,10 +399,19 @@ pub fn github_web_url(url: &str) -> Option<String> {
     Some(format!("https://github.com/{owner}/{repo}"))
 }
 
+/// The weights used when no weights.yaml is given: `config/weights.yaml`, compiled in.
+pub fn default_weights() -> Weights {
+    const DEFAULT: &str = include_str!("../../config/weights.yaml");
+    parse_weights(Path::new("config/weights.yaml"), DEFAULT).unwrap_or_default()
+}
+
 /// Reads weights.yaml, rejecting negative or absurd multipliers.
 pub fn load_weights(path: &Path) -> Result<Weights, ConfigError> {
+    parse_weights(path, &read(path)?)
+}
+
+fn parse_weights(path: &Path, text: &str) -> Result<Weights, ConfigError> {
     {
-        let text = read(path)?;
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
         struct Raw {
@@ -411,7 +420,7 @@ pub fn load_weights(path: &Path) -> Result<Weights, ConfigError> {
             #[serde(default)]
             path_includes: BTreeMap<String, Spanned<f32>>,
         }
-        let raw: Raw = serde_saphyr::from_str(&text).map_err(|e| yaml_error(path, &e))?;
+        let raw: Raw = serde_saphyr::from_str(text).map_err(|e| yaml_error(path, &e))?;
         let check =
             |m: BTreeMap<String, Spanned<f32>>| -> Result<BTreeMap<String, f32>, ConfigError> {
                 m.into_iter()
@@ -482,5 +491,29 @@ impl BuildSettings {
             });
         }
         Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_weights_parse() {
+        let w = default_weights();
+        assert!(w.extensions.contains_key(".py") && w.path_includes.contains_key("tests"));
+    }
+
+    #[test]
+    fn github_urls_give_web_urls() {
+        assert_eq!(
+            github_web_url("https://github.com/dfm/emcee.git").as_deref(),
+            Some("https://github.com/dfm/emcee")
+        );
+        assert_eq!(
+            github_web_url("git@github.com:dfm/corner.py.git").as_deref(),
+            Some("https://github.com/dfm/corner.py")
+        );
+        assert_eq!(github_web_url("https://gitlab.com/a/b"), None);
     }
 }

@@ -1,7 +1,7 @@
 //! Ranking: BM25 and vector candidates, reciprocal rank fusion with protected
 //! identifier matches, weights, merging overlapping chunks, snippets.
 
-use crate::{Filters, Mode};
+use crate::Filters;
 use cairn_index::analyzer::code_analyzer;
 use cairn_index::{DocRecord, Doctype, Snapshot};
 use std::collections::{BTreeSet, HashMap};
@@ -47,18 +47,63 @@ pub fn allowed_chunks(snap: &Snapshot, filters: &Filters, groups: Option<&[Strin
     snap.chunks.iter().map(|c| doc_ok[c.doc as usize]).collect()
 }
 
-/// The query's analyzed terms, deduplicated, in order.
+/// Question words that carry no evidence in a query (as the analyzer stems them).
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from",
+    "into", "is", "are", "was", "be", "been", "do", "doe", "did", "how", "what", "which", "when",
+    "where", "whi", "who", "i", "my", "me", "we", "our", "you", "your", "it", "that", "this",
+    "there", "can", "should", "would", "could", "will", "not",
+];
+
+/// The query's analyzed terms without stop words, deduplicated, in order.
 pub fn query_terms(query: &str) -> Vec<String> {
     let mut analyzer = code_analyzer();
     let mut stream = analyzer.token_stream(query);
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
     while let Some(t) = stream.next() {
-        if seen.insert(t.text.clone()) {
+        if !STOP_WORDS.contains(&t.text.as_str()) && seen.insert(t.text.clone()) {
             out.push(t.text.clone());
         }
     }
     out
+}
+
+/// Toolkits the query names (`emcee`, `MulensModel`, `corner.py` or `corner`).
+///
+/// Naming a package is strong evidence of where the answer lives; the engine
+/// uses it as a soft filter and keeps the name out of the BM25 terms, where it
+/// would reward any text that merely mentions the package.
+pub fn mentioned_toolkits(snap: &Snapshot, query: &str) -> (Vec<String>, String) {
+    let mut names: Vec<(String, String)> = Vec::new();
+    for r in &snap.manifest.repos {
+        for n in [r.name.to_lowercase(), r.toolkit.to_lowercase()] {
+            names.push((n.clone(), r.toolkit.clone()));
+            if let Some(stem) = n.strip_suffix(".py") {
+                names.push((stem.to_owned(), r.toolkit.clone()));
+            }
+        }
+    }
+    let mut found = Vec::new();
+    let mut rest = Vec::new();
+    for word in query.split(|c: char| !(c.is_alphanumeric() || c == '.' || c == '_' || c == '-')) {
+        let w = word.trim_matches('.').to_lowercase();
+        match names.iter().find(|(n, _)| *n == w) {
+            Some((_, tk)) => {
+                if !found.contains(tk) {
+                    found.push(tk.clone());
+                }
+            }
+            None => rest.push(word),
+        }
+    }
+    let remaining = rest.join(" ");
+    if remaining.trim().is_empty() {
+        // The query is only a package name: keep it as the search text.
+        (found, query.to_owned())
+    } else {
+        (found, remaining)
+    }
 }
 
 /// Top `k` BM25 chunks among the allowed ones, best first.
@@ -198,32 +243,45 @@ pub struct Fused {
     pub rrf: f32,
 }
 
-/// Reciprocal rank fusion of the lists `mode` uses. Identifier matches count
-/// as a list of their own, so a query naming a definition finds it.
-pub fn fuse(
-    mode: Mode,
-    bm25: &[(u32, f32)],
-    vector: &[(u32, f32)],
-    idents: &[(u32, f32)],
-) -> Vec<Fused> {
+/// Where a ranked list came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// BM25 scores.
+    Bm25,
+    /// Cosine similarities.
+    Vector,
+    /// Chunks defining an identifier the query names.
+    Identifier,
+}
+
+/// One ranked candidate list and its weight in the fusion.
+pub struct RankedList {
+    /// What produced it.
+    pub source: Source,
+    /// How much a rank in it counts.
+    pub weight: f32,
+    /// (chunk, score), best first.
+    pub hits: Vec<(u32, f32)>,
+}
+
+/// Weighted reciprocal rank fusion. Identifier matches count as a list of
+/// their own, so a query naming a definition finds it.
+pub fn fuse(lists: &[RankedList]) -> Vec<Fused> {
     let mut by_chunk: HashMap<u32, Fused> = HashMap::new();
-    let mut add = |list: &[(u32, f32)], weight: f32, set: &dyn Fn(&mut Fused, f32)| {
-        for (rank, (chunk, score)) in list.iter().enumerate() {
+    for list in lists {
+        for (rank, (chunk, score)) in list.hits.iter().enumerate() {
             let f = by_chunk.entry(*chunk).or_insert(Fused {
                 chunk: *chunk,
                 ..Fused::default()
             });
-            set(f, *score);
-            f.rrf += weight / (RRF_K + rank as f32 + 1.0);
+            match list.source {
+                Source::Bm25 => f.bm25 = f.bm25.max(*score),
+                Source::Vector => f.cosine = f.cosine.max(*score),
+                Source::Identifier => {}
+            }
+            f.rrf += list.weight / (RRF_K + rank as f32 + 1.0);
         }
-    };
-    if mode != Mode::Vector {
-        add(bm25, 1.0, &|f, s| f.bm25 = s);
     }
-    if mode != Mode::Bm25 {
-        add(vector, 1.0, &|f, s| f.cosine = s);
-    }
-    add(idents, 1.0, &|_, _| {});
     let mut out: Vec<Fused> = by_chunk.into_values().collect();
     out.sort_by(|a, b| b.rrf.total_cmp(&a.rrf).then(a.chunk.cmp(&b.chunk)));
     out
@@ -310,19 +368,41 @@ pub fn doctype_names() -> Vec<&'static str> {
 mod tests {
     use super::*;
 
+    fn list(source: Source, weight: f32, hits: &[(u32, f32)]) -> RankedList {
+        RankedList {
+            source,
+            weight,
+            hits: hits.to_vec(),
+        }
+    }
+
     #[test]
     fn fusion_rewards_agreement() {
         let bm = [(1, 9.0), (2, 8.0), (3, 7.0)];
         let vec = [(3, 0.9), (4, 0.8), (1, 0.7)];
-        let f = fuse(Mode::Hybrid, &bm, &vec, &[]);
+        let f = fuse(&[
+            list(Source::Bm25, 1.0, &bm),
+            list(Source::Vector, 1.0, &vec),
+        ]);
         let order: Vec<u32> = f.iter().map(|x| x.chunk).collect();
         assert_eq!(order[..2], [1, 3]);
-        assert_eq!(fuse(Mode::Bm25, &bm, &vec, &[]).len(), 3);
-        let with_ident = fuse(Mode::Hybrid, &bm, &vec, &[(4, 1.0)]);
+        assert_eq!(f[0].bm25, 9.0);
+        assert_eq!(f[0].cosine, 0.7);
+        assert_eq!(fuse(&[list(Source::Bm25, 1.0, &bm)]).len(), 3);
+        let with_ident = fuse(&[
+            list(Source::Bm25, 1.0, &bm),
+            list(Source::Vector, 1.0, &vec),
+            list(Source::Identifier, 1.0, &[(4, 1.0)]),
+        ]);
         assert_eq!(
             with_ident[0].chunk, 4,
             "an exact identifier match is protected"
         );
+        let weighted = fuse(&[
+            list(Source::Bm25, 0.5, &[(7, 1.0)]),
+            list(Source::Bm25, 1.0, &[(8, 1.0)]),
+        ]);
+        assert_eq!(weighted[0].chunk, 8, "list weights scale ranks");
     }
 
     #[test]

@@ -222,21 +222,18 @@ fn retrieve_returns_exact_lines_and_rejects_bad_input() {
     for (start, end) in [(0, 3), (-1, 2), (5, 3)] {
         let err = e
             .retrieve("science/alpha/docs/crlf.txt", start, end, None)
-            .err()
-            .expect("bad span");
+            .expect_err("bad span");
         assert_eq!(err.code(), "invalid_argument", "{start}..{end}");
     }
     assert_eq!(
         e.retrieve("science/alpha/docs/crlf.txt", 9, 12, None)
-            .err()
-            .expect("past end")
+            .expect_err("past end")
             .code(),
         "invalid_argument"
     );
     assert_eq!(
         e.retrieve("science/alpha/nope.py", 1, 2, None)
-            .err()
-            .expect("missing")
+            .expect_err("missing")
             .code(),
         "not_found"
     );
@@ -248,7 +245,7 @@ fn retrieve_returns_exact_lines_and_rejects_bad_input() {
         "science/alpha/%2e%2e/x",
     ] {
         assert_eq!(
-            e.retrieve(bad, 1, 2, None).err().expect("traversal").code(),
+            e.retrieve(bad, 1, 2, None).expect_err("traversal").code(),
             "invalid_argument",
             "{bad}"
         );

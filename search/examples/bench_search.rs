@@ -1,0 +1,83 @@
+//! Search and retrieve latency on a built index, one query at a time:
+//! `cargo run --release -p cairn-search --example bench_search -- INDEX GOLDEN [ROUNDS]`.
+//! Queries are the golden questions plus variants (distinct strings, so no cache helps).
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use cairn_embed::DevicePref;
+use cairn_search::{Engine, EngineOptions, SearchRequest};
+use std::time::Instant;
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let (index, golden) = (
+        args.get(1).ok_or("usage: INDEX GOLDEN [ROUNDS]")?,
+        args.get(2).ok_or("GOLDEN")?,
+    );
+    let rounds: usize = args.get(3).map_or(Ok(8), |s| s.parse())?;
+    let t = Instant::now();
+    let engine = Engine::open(&EngineOptions {
+        index: index.into(),
+        model_dir: None,
+        device: DevicePref::Cpu,
+    })?;
+    println!("open: {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
+    let queries = cairn_search::eval::load(std::path::Path::new(golden))?;
+    let suffixes = [
+        "",
+        " example",
+        " how",
+        " docs",
+        " python",
+        " api",
+        " usage",
+        " function",
+        " parameters",
+        " error",
+    ];
+    let mut search_ms = Vec::new();
+    let mut hits = Vec::new();
+    for r in 0..rounds {
+        for q in &queries {
+            let query = format!("{}{}", q.query, suffixes[r % suffixes.len()]);
+            let t = Instant::now();
+            let resp = engine.search(&SearchRequest {
+                query,
+                ..SearchRequest::default()
+            })?;
+            search_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            hits.extend(
+                resp.hits
+                    .into_iter()
+                    .map(|h| (h.doc_id, h.start_line, h.end_line)),
+            );
+        }
+    }
+    let mut retrieve_ms = Vec::new();
+    for (doc, s, e) in hits.iter().cycle().take(5000) {
+        let t = Instant::now();
+        engine.retrieve(doc, (*s).into(), (*e).into(), None)?;
+        retrieve_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    search_ms.sort_by(f64::total_cmp);
+    retrieve_ms.sort_by(f64::total_cmp);
+    println!(
+        "search   n={} p50 {:.2} ms  p99 {:.2} ms  max {:.2} ms",
+        search_ms.len(),
+        pct(&search_ms, 0.5),
+        pct(&search_ms, 0.99),
+        search_ms[search_ms.len() - 1]
+    );
+    println!(
+        "retrieve n={} p50 {:.3} ms  p99 {:.3} ms",
+        retrieve_ms.len(),
+        pct(&retrieve_ms, 0.5),
+        pct(&retrieve_ms, 0.99)
+    );
+    Ok(())
+}
