@@ -39,7 +39,7 @@ enum Device {
 #[derive(clap::Args)]
 struct OpenArgs {
     /// Index root.
-    #[arg(long, default_value = "index", env = "CAIRN_INDEX")]
+    #[arg(long, default_value = ".cairn/index", env = "CAIRN_INDEX")]
     index: PathBuf,
     /// Model folder instead of the hub cache (the model the index was built with).
     #[arg(long, env = "CAIRN_MODEL_DIR")]
@@ -65,7 +65,7 @@ enum Command {
         #[arg(long, default_value = "config/repositories.yml")]
         config: PathBuf,
         /// Index root to publish into.
-        #[arg(long, default_value = "index")]
+        #[arg(long, default_value = ".cairn/index", env = "CAIRN_INDEX")]
         out: PathBuf,
         /// Git and embedding cache.
         #[arg(long, default_value = ".cairn/cache", env = "CAIRN_CACHE")]
@@ -179,7 +179,7 @@ enum Command {
     /// Recheck every checksum, content hash and chunk span of the current version.
     Verify {
         /// Index root.
-        #[arg(long, default_value = "index")]
+        #[arg(long, default_value = ".cairn/index", env = "CAIRN_INDEX")]
         index: PathBuf,
         /// Print the report as JSON.
         #[arg(long)]

@@ -1,0 +1,415 @@
+//! Where things live under an index root, and how a version is published.
+//!
+//! ```text
+//! <root>/CURRENT                 the live version's name, replaced atomically
+//! <root>/versions/<version>/     one immutable version (see docs/INDEX_FORMAT.md)
+//! <root>/tmp/                    versions being written; never read
+//! ```
+//! A version is written under `tmp/`, fsynced, renamed into `versions/`
+//! ([`VersionWriter::seal`]), and only then named in `CURRENT`
+//! ([`IndexRoot::set_current`]). A process killed at any point leaves the
+//! previous `CURRENT` naming a complete version.
+
+use crate::manifest::{FORMAT_VERSION, FileRecord, Manifest, OLDEST_READABLE_FORMAT};
+use crate::{IndexVersion, sha256_hex};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Errors reading or writing the layout.
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    /// A filesystem operation failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path concerned.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// No version has been published yet.
+    #[error("{0}: no CURRENT file; build an index first with `cairn build`")]
+    NoCurrent(PathBuf),
+    /// CURRENT names something that is not a version.
+    #[error("{path}: CURRENT does not name a valid version: {reason}")]
+    BadCurrent {
+        /// The CURRENT file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// manifest.json does not parse.
+    #[error("{path}: invalid manifest: {source}")]
+    Manifest {
+        /// The manifest file.
+        path: PathBuf,
+        /// The parse error.
+        source: serde_json::Error,
+    },
+    /// The index was written by a newer cairn.
+    #[error(
+        "index format {found} is newer than this cairn reads (up to {supported}); upgrade cairn, or rebuild the index with this version"
+    )]
+    NewerFormat {
+        /// Format of the index.
+        found: u32,
+        /// Newest format this build reads.
+        supported: u32,
+    },
+    /// The index is older than this cairn still reads.
+    #[error(
+        "index format {found} is older than this cairn reads (from {oldest}); rebuild it with `cairn build`"
+    )]
+    OlderFormat {
+        /// Format of the index.
+        found: u32,
+        /// Oldest format this build reads.
+        oldest: u32,
+    },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> LayoutError + '_ {
+    move |source| LayoutError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// File names inside a version folder.
+pub mod files {
+    /// The manifest.
+    pub const MANIFEST: &str = "manifest.json";
+    /// The doc registry: `[DocRecord]`.
+    pub const DOCS: &str = "docs.json";
+    /// Every doc's bytes, concatenated in registry order.
+    pub const CONTENT: &str = "content.bin";
+    /// The chunks: `[ChunkRecord]`.
+    pub const CHUNKS: &str = "chunks.json";
+    /// The vectors, `chunks × dim` little-endian f32.
+    pub const VECTORS: &str = "vectors.f32";
+    /// Search weights copied from weights.yaml.
+    pub const WEIGHTS: &str = "weights.json";
+    /// The tantivy index folder.
+    pub const TANTIVY: &str = "tantivy";
+}
+
+/// The folder of one version (published, or still being written).
+#[derive(Clone, Debug)]
+pub struct VersionDir {
+    path: PathBuf,
+}
+
+impl VersionDir {
+    /// The folder itself.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Path of a file of this version, by its name in [`files`].
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// Reads and checks the manifest: parses, and refuses unreadable formats.
+    pub fn read_manifest(&self) -> Result<Manifest, LayoutError> {
+        let path = self.file(files::MANIFEST);
+        let bytes = fs::read(&path).map_err(io_err(&path))?;
+        // Check the format number before the full parse so a newer index gets
+        // the upgrade advice rather than an unknown-field error.
+        #[derive(serde::Deserialize)]
+        struct Head {
+            format_version: u32,
+        }
+        let head: Head =
+            serde_json::from_slice(&bytes).map_err(|source| LayoutError::Manifest {
+                path: path.clone(),
+                source,
+            })?;
+        check_format(head.format_version)?;
+        serde_json::from_slice(&bytes).map_err(|source| LayoutError::Manifest { path, source })
+    }
+}
+
+/// Refuses formats this build cannot read.
+pub fn check_format(found: u32) -> Result<(), LayoutError> {
+    if found > FORMAT_VERSION {
+        return Err(LayoutError::NewerFormat {
+            found,
+            supported: FORMAT_VERSION,
+        });
+    }
+    if found < OLDEST_READABLE_FORMAT {
+        return Err(LayoutError::OlderFormat {
+            found,
+            oldest: OLDEST_READABLE_FORMAT,
+        });
+    }
+    Ok(())
+}
+
+/// An index root: versions, the CURRENT pointer, and a scratch area.
+#[derive(Clone, Debug)]
+pub struct IndexRoot {
+    root: PathBuf,
+}
+
+impl IndexRoot {
+    /// The root at `path` (nothing is created until a version is written).
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self { root: path.into() }
+    }
+
+    /// The root folder.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    fn versions(&self) -> PathBuf {
+        self.root.join("versions")
+    }
+
+    fn tmp(&self) -> PathBuf {
+        self.root.join("tmp")
+    }
+
+    fn current_file(&self) -> PathBuf {
+        self.root.join("CURRENT")
+    }
+
+    /// The folder of a published version.
+    pub fn version_dir(&self, version: &IndexVersion) -> VersionDir {
+        VersionDir {
+            path: self.versions().join(version.as_str()),
+        }
+    }
+
+    /// The version CURRENT names.
+    pub fn current(&self) -> Result<IndexVersion, LayoutError> {
+        let path = self.current_file();
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(LayoutError::NoCurrent(self.root.clone()));
+            }
+            Err(e) => return Err(io_err(&path)(e)),
+        };
+        let version = IndexVersion::parse(text.trim()).map_err(|e| LayoutError::BadCurrent {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        if !self.version_dir(&version).path().is_dir() {
+            return Err(LayoutError::BadCurrent {
+                path,
+                reason: format!("versions/{version} does not exist"),
+            });
+        }
+        Ok(version)
+    }
+
+    /// Published versions, in no particular order.
+    pub fn list_versions(&self) -> Result<Vec<IndexVersion>, LayoutError> {
+        let dir = self.versions();
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(&dir)(e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(io_err(&dir))?;
+            if let Some(v) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| IndexVersion::parse(n).ok())
+            {
+                out.push(v);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Points CURRENT at `version` atomically (write a temp file, fsync, rename, fsync the folder).
+    pub fn set_current(&self, version: &IndexVersion) -> Result<(), LayoutError> {
+        let tmp = self
+            .root
+            .join(format!("CURRENT.tmp-{}", std::process::id()));
+        write_synced(&tmp, format!("{version}\n").as_bytes())?;
+        let current = self.current_file();
+        fs::rename(&tmp, &current).map_err(io_err(&current))?;
+        sync_dir(&self.root)
+    }
+
+    /// Deletes all but the `keep` newest versions (by `built_at`), never the
+    /// current one. Returns the versions removed.
+    pub fn prune(&self, keep: usize) -> Result<Vec<IndexVersion>, LayoutError> {
+        let current = self.current().ok();
+        let mut dated: Vec<(String, IndexVersion)> = self
+            .list_versions()?
+            .into_iter()
+            .map(|v| {
+                let built = self
+                    .version_dir(&v)
+                    .read_manifest()
+                    .map(|m| m.built_at)
+                    .unwrap_or_default();
+                (built, v)
+            })
+            .collect();
+        dated.sort_by(|a, b| b.cmp(a));
+        let mut removed = Vec::new();
+        for (_, v) in dated.into_iter().skip(keep.max(1)) {
+            if Some(&v) == current.as_ref() {
+                continue;
+            }
+            // Rename first so a half-deleted version is never seen under versions/.
+            let doomed = self
+                .tmp()
+                .join(format!("delete-{v}-{}", std::process::id()));
+            fs::create_dir_all(self.tmp()).map_err(io_err(&self.tmp()))?;
+            let from = self.version_dir(&v).path;
+            fs::rename(&from, &doomed).map_err(io_err(&from))?;
+            fs::remove_dir_all(&doomed).map_err(io_err(&doomed))?;
+            removed.push(v);
+        }
+        Ok(removed)
+    }
+
+    /// Removes leftovers of builds that were killed (everything under `tmp/`).
+    pub fn clean_tmp(&self) -> Result<(), LayoutError> {
+        let tmp = self.tmp();
+        match fs::remove_dir_all(&tmp) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_err(&tmp)(e)),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A version being written under `<root>/tmp/`; invisible until sealed.
+pub struct VersionWriter {
+    root: IndexRoot,
+    dir: VersionDir,
+}
+
+impl VersionWriter {
+    /// Starts a new version in a fresh scratch folder.
+    pub fn create(root: &IndexRoot) -> Result<Self, LayoutError> {
+        let tmp = root.tmp();
+        fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let path = tmp.join(format!("build-{}-{nanos}", std::process::id()));
+        fs::create_dir(&path).map_err(io_err(&path))?;
+        Ok(Self {
+            root: root.clone(),
+            dir: VersionDir { path },
+        })
+    }
+
+    /// The scratch folder, for writers that need a path (tantivy).
+    pub fn dir(&self) -> &VersionDir {
+        &self.dir
+    }
+
+    /// Writes `value` as pretty JSON to the file `name`.
+    pub fn write_json<T: Serialize>(&self, name: &str, value: &T) -> Result<(), LayoutError> {
+        let path = self.dir.file(name);
+        let bytes = serde_json::to_vec_pretty(value).map_err(|e| LayoutError::Io {
+            path: path.clone(),
+            source: io::Error::other(e),
+        })?;
+        write_synced(&path, &bytes)
+    }
+
+    /// Writes raw bytes to the file `name`.
+    pub fn write_bytes(&self, name: &str, bytes: &[u8]) -> Result<(), LayoutError> {
+        write_synced(&self.dir.file(name), bytes)
+    }
+
+    /// Records every file's checksum in `manifest`, writes it, fsyncs, and
+    /// renames the folder into `versions/`. CURRENT is not touched.
+    ///
+    /// If the same version is already published (same inputs), the existing
+    /// folder is kept untouched and this scratch copy is dropped.
+    pub fn seal(self, mut manifest: Manifest) -> Result<VersionDir, LayoutError> {
+        manifest.files = checksum_tree(self.dir.path())?;
+        self.write_json(files::MANIFEST, &manifest)?;
+        sync_tree(self.dir.path())?;
+        let target = self.root.version_dir(&manifest.index_version);
+        if target.path().is_dir() {
+            fs::remove_dir_all(self.dir.path()).map_err(io_err(self.dir.path()))?;
+            return Ok(target);
+        }
+        let versions = self.root.versions();
+        fs::create_dir_all(&versions).map_err(io_err(&versions))?;
+        fs::rename(self.dir.path(), target.path()).map_err(io_err(target.path()))?;
+        sync_dir(&versions)?;
+        Ok(target)
+    }
+}
+
+/// sha256 and size of every file under `dir` except the manifest, by relative `/` path.
+pub fn checksum_tree(dir: &Path) -> Result<BTreeMap<String, FileRecord>, LayoutError> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).map_err(io_err(&d))? {
+            let entry = entry.map_err(io_err(&d))?;
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = relative(dir, &path);
+            if rel == files::MANIFEST {
+                continue;
+            }
+            let bytes = fs::read(&path).map_err(io_err(&path))?;
+            out.insert(
+                rel,
+                FileRecord {
+                    sha256: sha256_hex(&bytes),
+                    size: bytes.len() as u64,
+                },
+            );
+        }
+    }
+    Ok(out)
+}
+
+fn relative(base: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(base).unwrap_or(path);
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), LayoutError> {
+    let mut f = File::create(path).map_err(io_err(path))?;
+    f.write_all(bytes).map_err(io_err(path))?;
+    f.sync_all().map_err(io_err(path))
+}
+
+fn sync_dir(path: &Path) -> Result<(), LayoutError> {
+    File::open(path)
+        .and_then(|d| d.sync_all())
+        .map_err(io_err(path))
+}
+
+fn sync_tree(dir: &Path) -> Result<(), LayoutError> {
+    for entry in fs::read_dir(dir).map_err(io_err(dir))? {
+        let path = entry.map_err(io_err(dir))?.path();
+        if path.is_dir() {
+            sync_tree(&path)?;
+        } else {
+            File::open(&path)
+                .and_then(|f| f.sync_all())
+                .map_err(io_err(&path))?;
+        }
+    }
+    sync_dir(dir)
+}

@@ -1,0 +1,36 @@
+//! cairn's on-disk index format, and the only code that knows paths inside a
+//! version folder.
+//!
+//! What lives here: the identifiers ([`DocId`], [`LineSpan`], [`IndexVersion`]),
+//! the [`LineIndex`] of a file, the [`Manifest`], the doc registry and chunk
+//! records, the tantivy schema and its code-aware analyzer, the flat vector
+//! file, writing and atomically publishing a version ([`publish`]), and
+//! [`verify`]. It knows nothing of git, HTTP or embedding models; the builder
+//! (`cairn-pipeline`) and the server depend on it, never the reverse.
+
+pub mod analyzer;
+pub mod ids;
+pub mod layout;
+pub mod lines;
+pub mod manifest;
+pub mod records;
+pub mod schema;
+pub mod snapshot;
+pub mod vectors;
+pub mod verify;
+pub mod weights;
+
+pub use ids::{DocId, IdError, IndexVersion, LineSpan};
+pub use layout::{IndexRoot, LayoutError, VersionWriter};
+pub use lines::LineIndex;
+pub use manifest::{FORMAT_VERSION, Manifest, OLDEST_READABLE_FORMAT};
+pub use records::{ChunkRecord, DocRecord, Doctype};
+pub use snapshot::{OpenError, Snapshot};
+pub use verify::{VerifyReport, verify, verify_version};
+pub use weights::Weights;
+
+/// sha256 of `bytes` as lowercase hex: the one digest used across the format.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(bytes))
+}

@@ -1,0 +1,163 @@
+//! `manifest.json`: what a version holds, where it came from, and its checksums.
+
+use crate::IndexVersion;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The format this code writes.
+pub const FORMAT_VERSION: u32 = 1;
+/// The oldest format this code can still read.
+pub const OLDEST_READABLE_FORMAT: u32 = 1;
+
+/// The manifest of one index version.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// On-disk format version ([`FORMAT_VERSION`] when written by this build).
+    pub format_version: u32,
+    /// Hash over the registry, the output-affecting config and the model.
+    pub index_version: IndexVersion,
+    /// RFC 3339 UTC time the build finished.
+    pub built_at: String,
+    /// `cairn <version>` that wrote it.
+    pub builder_version: String,
+    /// The embedding model.
+    pub model: ModelInfo,
+    /// Every repository of the config, built or failed.
+    pub repos: Vec<RepoRecord>,
+    /// Totals.
+    pub counts: Counts,
+    /// Every file that was not indexed, with the reason.
+    pub skipped: Vec<SkipRecord>,
+    /// sha256 and size of every other file of the version, by relative path.
+    pub files: BTreeMap<String, FileRecord>,
+}
+
+/// The embedding model a version was built with; queries must use the same.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    /// Hub id, e.g. `sentence-transformers/all-MiniLM-L6-v2`.
+    pub id: String,
+    /// Hub revision, or `local` for a model directory.
+    pub revision: String,
+    /// Vector dimension.
+    pub dim: usize,
+    /// Maximum tokens per embedded text.
+    pub max_tokens: usize,
+    /// sha256 of the weights file.
+    pub weights_sha256: String,
+}
+
+/// Where one repository's documents came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepoRecord {
+    /// Repository name.
+    pub name: String,
+    /// Category.
+    pub category: String,
+    /// Toolkit.
+    pub toolkit: String,
+    /// Clone URL as configured (secrets never appear: only URLs from the config).
+    pub url: String,
+    /// Where citations link.
+    pub web_url: String,
+    /// The remote's default branch, as its HEAD says.
+    pub default_branch: Option<String>,
+    /// The configured pin, if any.
+    #[serde(rename = "ref")]
+    pub pin: Option<String>,
+    /// The commit whose tree was read.
+    pub commit: Option<String>,
+    /// Access groups; empty means public.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+    /// Documents indexed from it.
+    pub docs: usize,
+    /// Set when the repository failed and `--keep-going` built the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Totals of a version.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Documents indexed.
+    pub docs: usize,
+    /// Chunks indexed.
+    pub chunks: usize,
+    /// Files skipped, all reasons.
+    pub skipped: usize,
+    /// Documents by doctype.
+    pub docs_by_doctype: BTreeMap<String, usize>,
+    /// Skipped files by reason.
+    pub skipped_by_reason: BTreeMap<String, usize>,
+    /// Tokens embedded over all chunks.
+    pub tokens: u64,
+}
+
+/// A file that was not indexed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkipRecord {
+    /// `<category>/<repo>/<path>` (not validated as a [`crate::DocId`]: it was never indexed).
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Why it was skipped.
+    pub reason: SkipReason,
+}
+
+/// Why a file was skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipReason {
+    /// Contains NUL bytes or is a known binary format.
+    Binary,
+    /// Not valid UTF-8.
+    NonUtf8,
+    /// Over the configured size cap.
+    TooLarge,
+    /// A git-LFS pointer, not the content.
+    LfsPointer,
+    /// Minified code (very long lines).
+    Minified,
+    /// Third-party code copied into the repository.
+    Vendored,
+    /// Mostly numbers: data tables, not text anyone asks about.
+    NumericData,
+    /// Matched an `exclude` glob or missed every `include` glob.
+    Excluded,
+    /// Output of a documentation generator, or a copied-in web or LaTeX asset.
+    Generated,
+    /// Empty file.
+    Empty,
+    /// A submodule or symlink: no content at this commit.
+    NotAFile,
+}
+
+impl SkipReason {
+    /// The kebab-case name used in manifests and reports.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SkipReason::Binary => "binary",
+            SkipReason::NonUtf8 => "non-utf8",
+            SkipReason::TooLarge => "too-large",
+            SkipReason::LfsPointer => "lfs-pointer",
+            SkipReason::Minified => "minified",
+            SkipReason::Vendored => "vendored",
+            SkipReason::NumericData => "numeric-data",
+            SkipReason::Excluded => "excluded",
+            SkipReason::Generated => "generated",
+            SkipReason::Empty => "empty",
+            SkipReason::NotAFile => "not-a-file",
+        }
+    }
+}
+
+/// Checksum of one file of a version.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    /// sha256 of the file's bytes.
+    pub sha256: String,
+    /// Size in bytes.
+    pub size: u64,
+}

@@ -1,0 +1,106 @@
+//! What the index records about each document and chunk.
+
+use crate::{DocId, LineSpan};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What kind of document a file is; `code` means source files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Doctype {
+    /// Source code (.py, .c, .cpp, .h, .f90, .rs, .js …).
+    Code,
+    /// Prose documentation (.md, .rst, .tex, .txt).
+    Doc,
+    /// A repository's or folder's README.
+    Readme,
+    /// A Jupyter notebook.
+    Notebook,
+    /// Example scripts and example folders.
+    Example,
+    /// Tests.
+    Test,
+    /// Configuration and build files (.yml, .toml, .cfg, .ini, setup.py …).
+    Config,
+}
+
+impl Doctype {
+    /// Every doctype, in a stable order.
+    pub const ALL: [Doctype; 7] = [
+        Doctype::Code,
+        Doctype::Doc,
+        Doctype::Readme,
+        Doctype::Notebook,
+        Doctype::Example,
+        Doctype::Test,
+        Doctype::Config,
+    ];
+
+    /// The lowercase name used in the API and filters.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Doctype::Code => "code",
+            Doctype::Doc => "doc",
+            Doctype::Readme => "readme",
+            Doctype::Notebook => "notebook",
+            Doctype::Example => "example",
+            Doctype::Test => "test",
+            Doctype::Config => "config",
+        }
+    }
+
+    /// Parses a filter value.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.as_str() == s)
+    }
+}
+
+impl fmt::Display for Doctype {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One indexed file, as the doc registry (`docs.json`) lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocRecord {
+    /// `<category>/<repo>/<path>`.
+    pub doc_id: DocId,
+    /// Category from repositories.yml.
+    pub category: String,
+    /// Repository name.
+    pub repo: String,
+    /// Toolkit (the repository name lowercased unless configured).
+    pub toolkit: String,
+    /// Path inside the repository.
+    pub path: String,
+    /// Kind of document.
+    pub doctype: Doctype,
+    /// Language, by extension (`python`, `cpp`, `markdown` …).
+    pub language: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// sha256 of the file's bytes at the commit.
+    pub sha256: String,
+    /// Number of lines.
+    pub line_count: u32,
+    /// Where its bytes start in the content store.
+    pub content_offset: u64,
+    /// Access groups; empty means public.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+}
+
+/// One chunk: an exact line span of one document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkRecord {
+    /// Position of the chunk's document in the registry.
+    pub doc: u32,
+    /// The lines of the raw file the chunk covers.
+    pub span: LineSpan,
+    /// Section title or definition name, if any.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
+    /// Number of model tokens the embedded text took (after truncation).
+    pub tokens: u32,
+}

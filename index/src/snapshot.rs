@@ -1,0 +1,197 @@
+//! Opening a published version for reading: everything a searcher needs,
+//! checked once at open.
+
+use crate::layout::{LayoutError, files};
+use crate::schema::ChunkSchema;
+use crate::vectors::Vectors;
+use crate::weights::Weights;
+use crate::{
+    ChunkRecord, DocId, DocRecord, IndexRoot, IndexVersion, LineIndex, LineSpan, Manifest,
+};
+use memmap2::Mmap;
+use std::collections::HashMap;
+use std::path::Path;
+
+/// Why a version could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// Layout, CURRENT or manifest problems (including an unreadable format).
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    /// A file of the version is missing or unreadable.
+    #[error("{path}: {message}")]
+    File {
+        /// The file.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The files disagree with each other or with the manifest.
+    #[error("index {version} is inconsistent: {message}; run `cairn verify`")]
+    Inconsistent {
+        /// The version.
+        version: IndexVersion,
+        /// What disagrees.
+        message: String,
+    },
+    /// tantivy could not open its index.
+    #[error("tantivy: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+}
+
+/// One published version, opened read-only.
+pub struct Snapshot {
+    /// Its version.
+    pub version: IndexVersion,
+    /// Its manifest.
+    pub manifest: Manifest,
+    /// The doc registry.
+    pub docs: Vec<DocRecord>,
+    /// The chunks.
+    pub chunks: Vec<ChunkRecord>,
+    /// Ranking multipliers it was built with.
+    pub weights: Weights,
+    /// Chunk vectors.
+    pub vectors: Vectors,
+    /// The BM25 index.
+    pub index: tantivy::Index,
+    /// A reader over it.
+    pub reader: tantivy::IndexReader,
+    /// Its field handles.
+    pub schema: ChunkSchema,
+    by_id: HashMap<DocId, u32>,
+    lines: Vec<LineIndex>,
+    content: Mmap,
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<T, OpenError> {
+    let path = dir.join(name);
+    let bytes = std::fs::read(&path).map_err(|e| OpenError::File {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| OpenError::File {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    })
+}
+
+impl Snapshot {
+    /// Opens the version CURRENT names.
+    pub fn open_current(root: &IndexRoot) -> Result<Self, OpenError> {
+        let version = root.current()?;
+        Self::open(root, &version)
+    }
+
+    /// Opens one version.
+    pub fn open(root: &IndexRoot, version: &IndexVersion) -> Result<Self, OpenError> {
+        let dir = root.version_dir(version);
+        let manifest = dir.read_manifest()?;
+        let path = dir.path();
+        let docs: Vec<DocRecord> = read_json(path, files::DOCS)?;
+        let chunks: Vec<ChunkRecord> = read_json(path, files::CHUNKS)?;
+        let weights: Weights = read_json(path, files::WEIGHTS)?;
+        let content_path = path.join(files::CONTENT);
+        let file_err = |p: &Path, e: std::io::Error| OpenError::File {
+            path: p.display().to_string(),
+            message: e.to_string(),
+        };
+        let content_file =
+            std::fs::File::open(&content_path).map_err(|e| file_err(&content_path, e))?;
+        // SAFETY: published files are never modified or truncated, so the
+        // mapping stays valid for the snapshot's life.
+        #[allow(unsafe_code)]
+        let content =
+            unsafe { Mmap::map(&content_file) }.map_err(|e| file_err(&content_path, e))?;
+        let vectors_path = path.join(files::VECTORS);
+        let vectors = Vectors::open(&vectors_path, manifest.model.dim)
+            .map_err(|e| file_err(&vectors_path, e))?;
+
+        let inconsistent = |message: String| OpenError::Inconsistent {
+            version: version.clone(),
+            message,
+        };
+        if vectors.len() != chunks.len()
+            || manifest.counts.chunks != chunks.len()
+            || manifest.counts.docs != docs.len()
+        {
+            return Err(inconsistent(format!(
+                "{} docs, {} chunks and {} vectors against the manifest's {} docs and {} chunks",
+                docs.len(),
+                chunks.len(),
+                vectors.len(),
+                manifest.counts.docs,
+                manifest.counts.chunks
+            )));
+        }
+        let mut lines = Vec::with_capacity(docs.len());
+        let mut by_id = HashMap::with_capacity(docs.len());
+        for (i, d) in docs.iter().enumerate() {
+            let start = d.content_offset as usize;
+            let bytes = content
+                .get(start..start + d.size as usize)
+                .ok_or_else(|| inconsistent(format!("{} lies outside content.bin", d.doc_id)))?;
+            lines.push(LineIndex::new(bytes));
+            by_id.insert(d.doc_id.clone(), i as u32);
+        }
+        if let Some(c) = chunks.iter().find(|c| {
+            docs.get(c.doc as usize)
+                .is_none_or(|d| c.span.end > d.line_count)
+        }) {
+            return Err(inconsistent(format!(
+                "a chunk of doc {} lies outside it",
+                c.doc
+            )));
+        }
+
+        let index = tantivy::Index::open_in_dir(path.join(files::TANTIVY))?;
+        ChunkSchema::register_analyzers(&index);
+        let reader = index
+            .reader_builder()
+            .reload_policy(tantivy::ReloadPolicy::Manual)
+            .try_into()?;
+        Ok(Self {
+            version: version.clone(),
+            manifest,
+            docs,
+            chunks,
+            weights,
+            vectors,
+            index,
+            reader,
+            schema: ChunkSchema::new(),
+            by_id,
+            lines,
+            content,
+        })
+    }
+
+    /// A document's position in the registry.
+    pub fn doc_index(&self, id: &DocId) -> Option<u32> {
+        self.by_id.get(id).copied()
+    }
+
+    /// A document's exact bytes.
+    pub fn doc_bytes(&self, doc: u32) -> &[u8] {
+        let d = &self.docs[doc as usize];
+        let start = d.content_offset as usize;
+        &self.content[start..start + d.size as usize]
+    }
+
+    /// A document's line index.
+    pub fn line_index(&self, doc: u32) -> &LineIndex {
+        &self.lines[doc as usize]
+    }
+
+    /// The exact bytes of `span` of a document, clamped to its end, with the
+    /// span actually returned; `None` when the span starts past the end.
+    pub fn span_bytes(&self, doc: u32, span: LineSpan) -> Option<(&[u8], LineSpan)> {
+        let li = self.line_index(doc);
+        let range = li.byte_range(span)?;
+        let clamped = LineSpan {
+            start: span.start,
+            end: span.end.min(li.line_count()),
+        };
+        Some((&self.doc_bytes(doc)[range], clamped))
+    }
+}

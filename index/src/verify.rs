@@ -1,0 +1,162 @@
+//! `cairn verify`: recheck a published version against its own manifest.
+
+use crate::layout::{LayoutError, VersionDir, checksum_tree, files};
+use crate::{ChunkRecord, DocRecord, IndexRoot, IndexVersion, LineIndex, sha256_hex};
+use serde::Serialize;
+use std::fs;
+
+/// What verification found.
+#[derive(Debug, Default, Serialize)]
+pub struct VerifyReport {
+    /// The version checked.
+    pub index_version: Option<IndexVersion>,
+    /// Files whose checksum was checked.
+    pub files_checked: usize,
+    /// Documents whose content hash was checked.
+    pub docs_checked: usize,
+    /// Chunks whose span was checked.
+    pub chunks_checked: usize,
+    /// Every problem found; empty means the version is intact.
+    pub problems: Vec<String>,
+}
+
+impl VerifyReport {
+    /// Whether no problem was found.
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Verifies the version CURRENT names. Unreadable layouts (no CURRENT, a newer
+/// format) are errors; everything else is listed in the report.
+pub fn verify(root: &IndexRoot) -> Result<VerifyReport, LayoutError> {
+    let version = root.current()?;
+    verify_version(&root.version_dir(&version), &version)
+}
+
+/// Verifies one version folder.
+pub fn verify_version(
+    dir: &VersionDir,
+    version: &IndexVersion,
+) -> Result<VerifyReport, LayoutError> {
+    let manifest = dir.read_manifest()?;
+    let mut report = VerifyReport {
+        index_version: Some(version.clone()),
+        ..VerifyReport::default()
+    };
+    let problems = &mut report.problems;
+    if &manifest.index_version != version {
+        problems.push(format!(
+            "manifest says index_version {} but the folder is {version}",
+            manifest.index_version
+        ));
+    }
+
+    let actual = checksum_tree(dir.path())?;
+    for (name, want) in &manifest.files {
+        match actual.get(name) {
+            None => problems.push(format!("{name}: listed in the manifest but missing")),
+            Some(got) if got != want => problems.push(format!(
+                "{name}: sha256 {} ({} bytes) does not match the manifest's {} ({} bytes)",
+                got.sha256, got.size, want.sha256, want.size
+            )),
+            Some(_) => {}
+        }
+        report.files_checked += 1;
+    }
+    for name in actual.keys().filter(|n| !manifest.files.contains_key(*n)) {
+        problems.push(format!("{name}: present but not listed in the manifest"));
+    }
+
+    let read_json = |name: &str| -> Result<Vec<u8>, String> {
+        fs::read(dir.file(name)).map_err(|e| format!("{name}: {e}"))
+    };
+    let docs: Vec<DocRecord> = match read_json(files::DOCS)
+        .and_then(|b| serde_json::from_slice(&b).map_err(|e| format!("{}: {e}", files::DOCS)))
+    {
+        Ok(d) => d,
+        Err(e) => {
+            problems.push(e);
+            return Ok(report);
+        }
+    };
+    let content = match read_json(files::CONTENT) {
+        Ok(c) => c,
+        Err(e) => {
+            problems.push(e);
+            return Ok(report);
+        }
+    };
+    for doc in &docs {
+        report.docs_checked += 1;
+        let start = doc.content_offset as usize;
+        let Some(bytes) = content.get(start..start.saturating_add(doc.size as usize)) else {
+            problems.push(format!(
+                "{}: content range lies outside content.bin",
+                doc.doc_id
+            ));
+            continue;
+        };
+        if sha256_hex(bytes) != doc.sha256 {
+            problems.push(format!("{}: content does not match its sha256", doc.doc_id));
+        }
+        if LineIndex::new(bytes).line_count() != doc.line_count {
+            problems.push(format!(
+                "{}: line count does not match its content",
+                doc.doc_id
+            ));
+        }
+    }
+
+    let chunks: Vec<ChunkRecord> = match read_json(files::CHUNKS)
+        .and_then(|b| serde_json::from_slice(&b).map_err(|e| format!("{}: {e}", files::CHUNKS)))
+    {
+        Ok(c) => c,
+        Err(e) => {
+            problems.push(e);
+            return Ok(report);
+        }
+    };
+    for (i, chunk) in chunks.iter().enumerate() {
+        report.chunks_checked += 1;
+        match docs.get(chunk.doc as usize) {
+            None => problems.push(format!(
+                "chunk {i}: refers to doc {} which does not exist",
+                chunk.doc
+            )),
+            Some(doc)
+                if chunk.span.start < 1
+                    || chunk.span.start > chunk.span.end
+                    || chunk.span.end > doc.line_count =>
+            {
+                problems.push(format!(
+                    "chunk {i}: span {} lies outside {} ({} lines)",
+                    chunk.span, doc.doc_id, doc.line_count
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let want_vectors = (chunks.len() * manifest.model.dim * 4) as u64;
+    match fs::metadata(dir.file(files::VECTORS)) {
+        Ok(m) if m.len() != want_vectors => problems.push(format!(
+            "{}: {} bytes, expected {want_vectors} ({} chunks × dim {})",
+            files::VECTORS,
+            m.len(),
+            chunks.len(),
+            manifest.model.dim
+        )),
+        Ok(_) => {}
+        Err(e) => problems.push(format!("{}: {e}", files::VECTORS)),
+    }
+    if manifest.counts.docs != docs.len() || manifest.counts.chunks != chunks.len() {
+        problems.push(format!(
+            "manifest counts ({} docs, {} chunks) differ from the registry ({} docs, {} chunks)",
+            manifest.counts.docs,
+            manifest.counts.chunks,
+            docs.len(),
+            chunks.len()
+        ));
+    }
+    Ok(report)
+}
