@@ -159,7 +159,21 @@ impl Ctx<'_> {
     }
 
     fn fits(&self, start: u32, end: u32) -> bool {
-        end - start < self.limits.max_lines && self.tokens_of(start, end) <= self.limits.max_tokens
+        self.line_count(start, end) <= self.limits.max_lines
+            && self.tokens_of(start, end) <= self.limits.max_tokens
+    }
+
+    /// Lines that count against the limit: in a notebook only lines that carry
+    /// cell source (outputs between cells are in the span but not in the text).
+    fn line_count(&self, start: u32, end: u32) -> u32 {
+        if self.language == "notebook" {
+            self.lines[(start - 1) as usize..end as usize]
+                .iter()
+                .filter(|l| !l.is_empty())
+                .count() as u32
+        } else {
+            end - start + 1
+        }
     }
 
     /// Cuts a section into windows within the limits, preferring soft boundaries.
@@ -219,11 +233,12 @@ fn pack(ctx: &Ctx, sections: Vec<Section>) -> Vec<Section> {
     let mut out: Vec<Section> = Vec::new();
     for s in sections {
         if let Some(prev) = out.last_mut() {
-            let small = |a: u32, b: u32| b - a + 1 < ctx.limits.min_lines;
-            // Contiguity matters for notebooks, whose sections leave gaps (outputs).
-            let adjacent =
-                s.start <= prev.end + 1 || ctx.language != "notebook" || s.start - prev.end < 8;
-            if adjacent
+            let small = |a: u32, b: u32| ctx.line_count(a, b) < ctx.limits.min_lines;
+            // A notebook's short markdown cell and the code cells after it belong
+            // together, across the outputs between them; a titled (markdown)
+            // cell starts a new chunk rather than trailing the code before it.
+            let starts_section = ctx.language == "notebook" && !s.title.is_empty();
+            if !starts_section
                 && (small(prev.start, prev.end) || small(s.start, s.end))
                 && ctx.fits(prev.start, s.end)
             {
