@@ -131,18 +131,7 @@ fn same_inputs_same_version() {
     let w = World::new();
     let a = summary(&w.build("out1", &["--json"]));
     // A second build with an empty cache elsewhere must agree byte for byte.
-    let o = cairn(&[
-        "build",
-        "--json",
-        "--config",
-        w.path("config/repositories.yml").to_str().expect("utf8"),
-        "--out",
-        w.path("out2").to_str().expect("utf8"),
-        "--cache",
-        w.path("cache2").to_str().expect("utf8"),
-        "--model-dir",
-        w.model.to_str().expect("utf8"),
-    ]);
+    let o = w.build_with("out2", "cache2", Some(&w.model), &["--json"]);
     let b = summary(&o);
     assert_eq!(a["index_version"], b["index_version"]);
     let (d1, d2) = (current_dir(&w.path("out1")), current_dir(&w.path("out2")));

@@ -155,17 +155,33 @@ impl World {
         Repository::open(&self.alpha).expect("open alpha")
     }
 
-    /// `cairn build` into `out` with the tiny model; `extra` args appended.
+    /// `cairn build` into `out` with the tiny model and the shared cache; `extra` args appended.
     pub fn build(&self, out: &str, extra: &[&str]) -> Output {
+        self.build_with(out, "cache", Some(&self.model), extra)
+    }
+
+    /// `cairn build` into `out` with `cache`, and the model in `model` (None: the hub cache).
+    pub fn build_with(
+        &self,
+        out: &str,
+        cache: &str,
+        model: Option<&Path>,
+        extra: &[&str],
+    ) -> Output {
         let config = self.path("config/repositories.yml");
-        let mut args = vec!["build", "--config", config.to_str().expect("utf8"), "--out"];
-        let out = self.path(out);
-        let cache = self.path("cache");
-        let model = self.model.to_str().expect("utf8").to_owned();
-        let out_s = out.to_str().expect("utf8").to_owned();
-        let cache_s = cache.to_str().expect("utf8").to_owned();
-        args.push(&out_s);
-        args.extend(["--cache", &cache_s, "--model-dir", &model]);
+        let (out, cache) = (self.path(out), self.path(cache));
+        let mut args = vec![
+            "build",
+            "--config",
+            config.to_str().expect("utf8"),
+            "--out",
+            out.to_str().expect("utf8"),
+            "--cache",
+            cache.to_str().expect("utf8"),
+        ];
+        if let Some(m) = model {
+            args.extend(["--model-dir", m.to_str().expect("utf8")]);
+        }
         args.extend(extra);
         cairn(&args)
     }

@@ -1,20 +1,12 @@
 //! The real default model, end to end. `.ci/run` fetches it first and sets
 //! CAIRN_REQUIRE_MODEL=1, so in CI this runs rather than skips.
 
-use crate::fixtures::{World, cairn, current_dir, read_json, stderr};
+use crate::fixtures::{World, current_dir, read_json, stderr};
 
 #[test]
 fn builds_with_the_default_model() {
     let w = World::new();
-    let o = cairn(&[
-        "build",
-        "--config",
-        w.path("config/repositories.yml").to_str().expect("utf8"),
-        "--out",
-        w.path("out").to_str().expect("utf8"),
-        "--cache",
-        w.path("cache").to_str().expect("utf8"),
-    ]);
+    let o = w.build_with("out", "cache", None, &[]);
     if !o.status.success()
         && stderr(&o).contains("fetch-model.sh")
         && std::env::var_os("CAIRN_REQUIRE_MODEL").is_none()
