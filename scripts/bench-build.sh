@@ -31,13 +31,17 @@ PY
 
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(lscpu | sed -n 's/^Model name: *//p'); $(date -u +%F)"
 echo "config: $config"
-CAIRN_LOG=warn measure "$bin" build --config "$config" --out "$work/index" --cache "$work/cache" --json \
-  >"$work/first.json" 2>"$work/first.err"
-python3 - "$work/first.json" "$work/first.err" <<'PY'
+for run in first second; do
+  CAIRN_LOG=warn measure "$bin" build --config "$config" --out "$work/index" --cache "$work/cache" --json \
+    >"$work/$run.json" 2>"$work/$run.err"
+done
+python3 - "$work" <<'PY'
 import json, sys
-s = json.load(open(sys.argv[1]))
-m = [l for l in open(sys.argv[2]) if l.startswith("MEASURE")][-1].split()
-kv = dict(x.split("=") for x in m[1:])
+def run(name):
+    s = json.load(open(f"{sys.argv[1]}/{name}.json"))
+    m = [l for l in open(f"{sys.argv[1]}/{name}.err") if l.startswith("MEASURE")][-1].split()
+    return s, dict(x.split("=") for x in m[1:])
+s, kv = run("first")
 print(f"docs            {s['docs']}")
 print(f"chunks          {s['chunks']}")
 print(f"skipped         " + ", ".join(f"{k} {v}" for k, v in s['skipped_by_reason'].items()))
@@ -45,14 +49,7 @@ print(f"embedded        {s['embedded']} chunks, {s['embedded_tokens']} tokens in
 print(f"embedding       {s['chunks_per_second']:.1f} chunks/s, {s['tokens_per_second']:.0f} tokens/s")
 print(f"full build      {kv['wall_s']} s wall, peak RSS {kv['peak_rss_mib']} MiB")
 print(f"index size      {s['index_bytes'] / 2**20:.1f} MiB")
-PY
-CAIRN_LOG=warn measure "$bin" build --config "$config" --out "$work/index" --cache "$work/cache" --json \
-  >"$work/second.json" 2>"$work/second.err"
-python3 - "$work/second.json" "$work/second.err" <<'PY'
-import json, sys
-s = json.load(open(sys.argv[1]))
-m = [l for l in open(sys.argv[2]) if l.startswith("MEASURE")][-1].split()
-kv = dict(x.split("=") for x in m[1:])
+s, kv = run("second")
 print(f"unchanged build {kv['wall_s']} s wall (unchanged={s['unchanged']}, embedded {s['embedded']})")
 PY
 "$bin" verify --index "$work/index"
