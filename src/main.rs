@@ -47,13 +47,17 @@ struct OpenArgs {
 }
 
 impl OpenArgs {
-    fn engine(&self) -> anyhow::Result<Engine> {
-        Engine::open(&EngineOptions {
+    fn options(&self) -> EngineOptions {
+        EngineOptions {
             index: self.index.clone(),
             model_dir: self.model_dir.clone(),
             device: DevicePref::Cpu,
-        })
-        .with_context(|| format!("opening the index at {}", self.index.display()))
+        }
+    }
+
+    fn engine(&self) -> anyhow::Result<Engine> {
+        Engine::open(&self.options())
+            .with_context(|| format!("opening the index at {}", self.index.display()))
     }
 }
 
@@ -176,6 +180,32 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the HTTP API (and MCP at /mcp) for bots; hot-swaps new index versions.
+    Serve(ServeArgs),
+    /// Serve MCP over stdio (for Claude Desktop, IDEs and agents that spawn a process).
+    Mcp {
+        #[command(flatten)]
+        open: OpenArgs,
+    },
+    /// Manage the bearer tokens the server accepts (the file stores only their sha256).
+    Token {
+        #[command(subcommand)]
+        action: TokenAction,
+        /// Tokens file.
+        #[arg(
+            long,
+            global = true,
+            default_value = ".cairn/tokens.json",
+            env = "CAIRN_TOKENS"
+        )]
+        tokens: PathBuf,
+    },
+    /// Print the HTTP API's OpenAPI 3.1 document (import it as a GPT Action).
+    Openapi {
+        /// The server's public base URL, written into `servers`.
+        #[arg(long, env = "CAIRN_PUBLIC_URL")]
+        public_url: Option<String>,
+    },
     /// Recheck every checksum, content hash and chunk span of the current version.
     Verify {
         /// Index root.
@@ -185,6 +215,144 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand)]
+enum TokenAction {
+    /// Make a token; it is printed once and only its hash is kept.
+    Add {
+        /// Who holds it (unique).
+        name: String,
+        /// Access groups, comma-separated (documents restricted to other groups stay invisible).
+        #[arg(long, value_delimiter = ',')]
+        groups: Vec<String>,
+        /// May set runtime weights.
+        #[arg(long)]
+        admin: bool,
+    },
+    /// List tokens (names, groups, admin; never the tokens).
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token by name (the server stops accepting it within seconds).
+    Revoke {
+        /// The token's name.
+        name: String,
+    },
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    open: OpenArgs,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080", env = "CAIRN_BIND")]
+    bind: std::net::SocketAddr,
+    /// Tokens file (`cairn token add`).
+    #[arg(long, default_value = ".cairn/tokens.json", env = "CAIRN_TOKENS")]
+    tokens: PathBuf,
+    /// Accept every request without credentials (loopback binds only).
+    #[arg(long)]
+    no_auth: bool,
+    /// Also accept HS256 JWTs signed with the secret in this file (at least 32 bytes).
+    #[arg(long, conflicts_with = "jwt_rs256_public_key")]
+    jwt_hs256_secret: Option<PathBuf>,
+    /// Also accept RS256 JWTs signed by the key whose public PEM is in this file.
+    #[arg(long)]
+    jwt_rs256_public_key: Option<PathBuf>,
+    /// Required JWT issuer (`iss`).
+    #[arg(long)]
+    jwt_issuer: Option<String>,
+    /// Required JWT audience (`aud`).
+    #[arg(long)]
+    jwt_audience: Option<String>,
+    /// Members of this JWT group may set weights.
+    #[arg(long, default_value = "cairn-admin")]
+    jwt_admin_group: String,
+    /// A browser origin allowed to call (repeatable); other origins get 403.
+    #[arg(long)]
+    allow_origin: Vec<String>,
+    /// A host name /mcp answers to besides loopback (repeatable; DNS-rebinding protection).
+    #[arg(long)]
+    allow_host: Vec<String>,
+    /// The public base URL, for the OpenAPI document's `servers`.
+    #[arg(long, env = "CAIRN_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// Requests per minute per caller (default: unlimited).
+    #[arg(long)]
+    rate_limit: Option<u32>,
+    /// Most milliseconds a request may take.
+    #[arg(long, default_value_t = 10_000)]
+    deadline_ms: u64,
+    /// Searches that may wait for a CPU thread before requests get 503.
+    #[arg(long, default_value_t = 64)]
+    queue: usize,
+    /// Threads for searches (default: all cores).
+    #[arg(long)]
+    cpu_workers: Option<usize>,
+    /// HTTP worker threads (default: all cores).
+    #[arg(long)]
+    http_workers: Option<usize>,
+    /// How often CURRENT and the tokens file are checked, in milliseconds.
+    #[arg(long, default_value_t = 2000)]
+    watch_ms: u64,
+}
+
+impl ServeArgs {
+    fn run(self) -> anyhow::Result<ExitCode> {
+        use cairn_serve::auth::{Authenticator, JwtConfig};
+        use cairn_serve::http::{AppState, HttpOptions, serve};
+        if self.no_auth && !self.bind.ip().is_loopback() {
+            anyhow::bail!(
+                "--no-auth is only allowed on a loopback address; {} is not one",
+                self.bind
+            );
+        }
+        let jwt = match (&self.jwt_hs256_secret, &self.jwt_rs256_public_key) {
+            (Some(p), _) | (_, Some(p)) => Some(JwtConfig::from_file(
+                p,
+                self.jwt_rs256_public_key.is_some(),
+                self.jwt_issuer.clone(),
+                self.jwt_audience.clone(),
+                self.jwt_admin_group.clone(),
+            )?),
+            _ => None,
+        };
+        let tokens = (!self.no_auth).then(|| self.tokens.clone());
+        let auth = Authenticator::new(tokens, jwt.clone(), self.no_auth)?;
+        if !self.no_auth
+            && jwt.is_none()
+            && cairn_serve::auth::TokenStore::new(&self.tokens)
+                .list()?
+                .is_empty()
+        {
+            tracing::warn!(tokens = %self.tokens.display(), "no tokens yet: every API call will get 401; make one with `cairn token add NAME`");
+        }
+        let mut opts = HttpOptions::new(self.bind);
+        opts.deadline = std::time::Duration::from_millis(self.deadline_ms);
+        opts.queue = self.queue;
+        opts.rate_limit = self.rate_limit;
+        opts.public_url = self.public_url.clone();
+        opts.watch_interval = std::time::Duration::from_millis(self.watch_ms.max(100));
+        opts.allowed_origins
+            .extend(self.allow_origin.iter().cloned());
+        opts.allowed_hosts.extend(self.allow_host.iter().cloned());
+        if let Some(n) = self.cpu_workers {
+            opts.cpu_workers = n.max(1);
+        }
+        if let Some(n) = self.http_workers {
+            opts.http_workers = n.max(1);
+        }
+        let live = cairn_serve::live::LiveIndex::open(self.open.options())
+            .with_context(|| format!("opening the index at {}", self.open.index.display()))?;
+        let state = AppState::new(std::sync::Arc::new(live), std::sync::Arc::new(auth), opts)?;
+        actix_web::rt::System::new()
+            .block_on(serve(state))
+            .context("serving")?;
+        Ok(ExitCode::SUCCESS)
+    }
 }
 
 /// Bad input to a search call: the message, exit code 2.
@@ -290,7 +458,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&resp)?);
             } else {
-                output::print_search(&resp);
+                print!("{resp}");
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -304,7 +472,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let engine = open.engine()?;
             match engine.retrieve(&doc_id, start, end, None) {
                 Ok(r) if json => println!("{}", serde_json::to_string_pretty(&r)?),
-                Ok(r) => output::print_retrieve(&r),
+                Ok(r) => print!("{r}"),
                 Err(e) => return Ok(input_error(&e)),
             }
             Ok(ExitCode::SUCCESS)
@@ -319,7 +487,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let engine = open.engine()?;
             match engine.tree(&prefix, depth, max_entries, None) {
                 Ok(t) if json => println!("{}", serde_json::to_string_pretty(&t)?),
-                Ok(t) => output::print_tree(&t),
+                Ok(t) => print!("{t}"),
                 Err(e) => return Ok(input_error(&e)),
             }
             Ok(ExitCode::SUCCESS)
@@ -364,6 +532,68 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 _ => false,
             };
             Ok(ExitCode::from(if below { 1 } else { 0 }))
+        }
+        Command::Serve(args) => args.run(),
+        Command::Mcp { open } => {
+            let live = cairn_serve::live::LiveIndex::open(open.options())
+                .with_context(|| format!("opening the index at {}", open.index.display()))?;
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .context("starting the async runtime")?;
+            rt.block_on(cairn_serve::mcp::serve_stdio(
+                std::sync::Arc::new(live),
+                std::time::Duration::from_secs(30),
+            ))
+            .map_err(|e| anyhow::anyhow!("MCP over stdio: {e}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Token { action, tokens } => {
+            let store = cairn_serve::auth::TokenStore::new(&tokens);
+            match action {
+                TokenAction::Add {
+                    name,
+                    groups,
+                    admin,
+                } => {
+                    let token = store.add(&name, &groups, admin)?;
+                    eprintln!(
+                        "token {name:?} added to {}; it is shown once, store it now:",
+                        tokens.display()
+                    );
+                    println!("{token}");
+                }
+                TokenAction::List { json } => {
+                    let list = store.list()?;
+                    if json {
+                        let rows: Vec<serde_json::Value> = list
+                            .iter()
+                            .map(|t| serde_json::json!({"name": t.name, "groups": t.groups, "admin": t.admin, "created_at": t.created_at}))
+                            .collect();
+                        println!("{}", serde_json::to_string_pretty(&rows)?);
+                    } else {
+                        for t in &list {
+                            println!(
+                                "{}  groups [{}]{}  created {}",
+                                t.name,
+                                t.groups.join(","),
+                                if t.admin { "  admin" } else { "" },
+                                t.created_at
+                            );
+                        }
+                    }
+                }
+                TokenAction::Revoke { name } => {
+                    store.revoke(&name)?;
+                    eprintln!("token {name:?} revoked");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Openapi { public_url } => {
+            let doc = cairn_serve::http::openapi::document(public_url.as_deref());
+            println!("{}", serde_json::to_string_pretty(&doc)?);
+            Ok(ExitCode::SUCCESS)
         }
         Command::Verify { index, json } => {
             let root = IndexRoot::new(&index);

@@ -20,6 +20,18 @@ const SECTION_LINES: u32 = 40;
 /// Lines shown in a snippet.
 const SNIPPET_LINES: usize = 6;
 
+/// What a search fuses: its candidate lists and the query vector.
+pub struct Candidates {
+    /// The mode actually used.
+    pub mode: Mode,
+    /// Why it differs from the one asked, if it does.
+    pub notice: Option<String>,
+    /// The query's embedding (hybrid and vector modes).
+    pub qvec: Option<Vec<f32>>,
+    /// Ranked lists, each with its source and fusion weight.
+    pub lists: Vec<RankedList>,
+}
+
 /// How to open an engine.
 #[derive(Clone, Debug)]
 pub struct EngineOptions {
@@ -34,7 +46,7 @@ pub struct EngineOptions {
 /// Search over one index version.
 pub struct Engine {
     snap: Snapshot,
-    embedder: Option<Box<dyn Embedder>>,
+    embedder: Option<Arc<dyn Embedder>>,
     /// Why vector search is off, when it is.
     degraded: Option<String>,
     weights: RuntimeWeights,
@@ -46,6 +58,15 @@ pub struct Engine {
 /// 1.0 from 64 tokens up, falling to 0.5 for the shortest.
 fn brevity(tokens: u32) -> f32 {
     ((tokens as f32) / 64.0).sqrt().clamp(0.5, 1.0)
+}
+
+/// How strongly a hit answers the query, 0 to 1: its cosine when the query
+/// was embedded, else its BM25 score squashed into the same range.
+pub(crate) fn evidence(hit: &Hit, mode: Mode) -> f32 {
+    match mode {
+        Mode::Hybrid | Mode::Vector => hit.breakdown.vector,
+        Mode::Bm25 => hit.breakdown.bm25 / (hit.breakdown.bm25 + 10.0),
+    }
 }
 
 fn now_unix() -> i64 {
@@ -65,20 +86,35 @@ impl Engine {
                 revision: "main".to_owned(),
             },
         };
-        let embedder: Result<Box<dyn Embedder>, String> = spec
+        let embedder: Result<Arc<dyn Embedder>, String> = spec
             .locate()
             .and_then(|files| BertEmbedder::load(&files, opts.device))
-            .map(|e| Box::new(e) as Box<dyn Embedder>)
+            .map(|e| Arc::new(e) as Arc<dyn Embedder>)
             .map_err(|e| e.to_string());
         let weights = RuntimeWeights::load(state_path(&root))?;
         Self::from_parts(root, snap, embedder, weights)
+    }
+
+    /// Opens the version CURRENT names now, reusing this engine's query model
+    /// when the new version was built with the same weights (the hot-swap path:
+    /// loading the model again would stall the swap for no reason).
+    pub fn reopen(&self, opts: &EngineOptions) -> Result<Self, SearchError> {
+        let root = IndexRoot::new(&opts.index);
+        let snap = Snapshot::open_current(&root)?;
+        match &self.embedder {
+            Some(e) if e.model().weights_sha256 == snap.manifest.model.weights_sha256 => {
+                let weights = RuntimeWeights::load(state_path(&root))?;
+                Self::from_parts(root, snap, Ok(Arc::clone(e)), weights)
+            }
+            _ => Self::open(opts),
+        }
     }
 
     /// Builds an engine from an opened snapshot and the result of loading a model.
     pub fn from_parts(
         root: IndexRoot,
         snap: Snapshot,
-        embedder: Result<Box<dyn Embedder>, String>,
+        embedder: Result<Arc<dyn Embedder>, String>,
         weights: RuntimeWeights,
     ) -> Result<Self, SearchError> {
         let (embedder, degraded) = match embedder {
@@ -141,6 +177,34 @@ impl Engine {
                 ));
             }
         }
+        let Candidates {
+            mode,
+            notice,
+            qvec,
+            lists,
+        } = self.candidates(req, query)?;
+        let fused = rank::fuse(&lists);
+        let hits = self.merge(&fused, qvec.as_deref(), query, &req.filters, limit);
+        let evidence = hits.first().map(|h| evidence(h, mode));
+        let insufficient_evidence = match (evidence, req.threshold) {
+            (None, _) => true,
+            (Some(e), Some(t)) => e < t,
+            (Some(_), None) => false,
+        };
+        Ok(SearchResponse {
+            query: query.to_owned(),
+            mode,
+            hits,
+            insufficient_evidence,
+            notice,
+            index_version: self.snap.version.to_string(),
+        })
+    }
+
+    /// The ranked candidate lists a search fuses (BM25, vector and identifier
+    /// matches, per scope), before weights and merging: what `cairn eval`
+    /// shows to explain a miss.
+    pub fn candidates(&self, req: &SearchRequest, query: &str) -> Result<Candidates, SearchError> {
         let (mode, notice) = match (&self.embedder, req.mode) {
             (None, Mode::Hybrid | Mode::Vector) => (Mode::Bm25, self.degraded.clone()),
             (_, m) => (m, None),
@@ -196,27 +260,11 @@ impl Engine {
                 hits,
             });
         }
-        let fused = rank::fuse(&lists);
-        let hits = self.merge(&fused, qvec.as_deref(), query, &req.filters, limit);
-        let evidence = hits.first().map(|h| {
-            if qvec.is_some() {
-                h.breakdown.vector
-            } else {
-                h.breakdown.bm25 / (h.breakdown.bm25 + 10.0)
-            }
-        });
-        let insufficient_evidence = match (evidence, req.threshold) {
-            (None, _) => true,
-            (Some(e), Some(t)) => e < t,
-            (Some(_), None) => false,
-        };
-        Ok(SearchResponse {
-            query: query.to_owned(),
+        Ok(Candidates {
             mode,
-            hits,
-            insufficient_evidence,
             notice,
-            index_version: self.snap.version.to_string(),
+            qvec,
+            lists,
         })
     }
 
@@ -372,6 +420,15 @@ impl Engine {
         span
     }
 
+    /// Links to `span` of a document by id (empty when the id is unknown).
+    pub(crate) fn span_links(&self, doc_id: &str, span: LineSpan) -> (String, String) {
+        DocId::parse(doc_id)
+            .ok()
+            .and_then(|id| self.snap.doc_index(&id))
+            .map(|doc| self.links(doc, span))
+            .unwrap_or_default()
+    }
+
     fn links(&self, doc: u32, span: LineSpan) -> (String, String) {
         let d = &self.snap.docs[doc as usize];
         let repo = self.snap.manifest.repos.iter().find(|r| r.name == d.repo);
@@ -395,7 +452,8 @@ impl Engine {
             .ok_or_else(|| SearchError::NotFound(doc_id.to_owned()))
     }
 
-    /// The exact lines `start..=end` of a document (clamped to its end and to 400 lines).
+    /// The exact lines `start..=end` of a document, clamped to its end, to
+    /// [`MAX_SPAN_LINES`] lines and to [`MAX_TEXT_BYTES`] bytes (whole lines).
     pub fn retrieve(
         &self,
         doc_id: &str,
@@ -403,33 +461,65 @@ impl Engine {
         end: i64,
         groups: Option<&[String]>,
     ) -> Result<RetrieveResponse, SearchError> {
+        self.retrieve_within(doc_id, start, end, groups, MAX_TEXT_BYTES)
+    }
+
+    /// [`Engine::retrieve`] with at most `budget` bytes of text.
+    fn retrieve_within(
+        &self,
+        doc_id: &str,
+        start: i64,
+        end: i64,
+        groups: Option<&[String]>,
+        budget: usize,
+    ) -> Result<RetrieveResponse, SearchError> {
         let doc = self.visible_doc(doc_id, groups)?;
-        let asked = LineSpan::new(start, end).map_err(|e| invalid("lines", e.to_string()))?;
-        let total = self.snap.line_index(doc).line_count();
-        let capped = LineSpan {
-            start: asked.start,
-            end: asked
-                .end
-                .min(asked.start.saturating_add(MAX_SPAN_LINES - 1)),
-        };
-        let (bytes, span) = self.snap.span_bytes(doc, capped).ok_or_else(|| {
-            invalid(
-                "lines",
+        let asked = LineSpan::new(start, end)
+            .map_err(|e| invalid(if start < 1 { "start" } else { "end" }, e.to_string()))?;
+        let lines = self.snap.line_index(doc);
+        let total = lines.line_count();
+        if asked.start > total {
+            return Err(invalid(
+                "start",
                 format!(
                     "start line {} is past the end of the file ({total} lines)",
                     asked.start
                 ),
-            )
-        })?;
+            ));
+        }
+        let mut span = LineSpan {
+            start: asked.start,
+            end: asked
+                .end
+                .min(total)
+                .min(asked.start.saturating_add(MAX_SPAN_LINES - 1)),
+        };
+        // Whole lines within the budget; a single line longer than the budget is cut.
+        while span.end > span.start && lines.byte_range(span).is_some_and(|r| r.len() > budget) {
+            span.end -= 1;
+        }
+        let range = lines.byte_range(span).unwrap_or(0..0);
+        let bytes = &self.snap.doc_bytes(doc)[range];
+        let text = String::from_utf8_lossy(bytes);
+        let cut = text.len() > budget;
+        let text = if cut {
+            let mut end = budget;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text[..end].to_owned()
+        } else {
+            text.into_owned()
+        };
         let d = &self.snap.docs[doc as usize];
         let (github_url, permalink) = self.links(doc, span);
         Ok(RetrieveResponse {
             doc_id: d.doc_id.to_string(),
             start_line: span.start,
             end_line: span.end,
-            text: String::from_utf8_lossy(bytes).into_owned(),
+            text,
             total_lines: total,
-            clamped: span != asked,
+            clamped: span != asked || cut,
             github_url,
             permalink,
             content_sha256: d.sha256.clone(),
@@ -437,7 +527,9 @@ impl Engine {
         })
     }
 
-    /// Several retrieves; each item succeeds or fails on its own.
+    /// Several retrieves; each item succeeds or fails on its own. Together they
+    /// return at most [`MAX_TEXT_BYTES`] bytes of text: later items are clamped
+    /// to what is left, and once nothing is left they fail with `invalid_argument`.
     pub fn retrieve_batch(
         &self,
         items: &[(String, i64, i64)],
@@ -449,9 +541,20 @@ impl Engine {
                 format!("must hold 1 to {MAX_BATCH} items"),
             ));
         }
+        let mut left = MAX_TEXT_BYTES;
         Ok(items
             .iter()
-            .map(|(id, s, e)| self.retrieve(id, *s, *e, groups))
+            .map(|(id, s, e)| {
+                if left == 0 {
+                    return Err(invalid(
+                        "items",
+                        format!("the batch's {MAX_TEXT_BYTES} bytes of text are used up; ask for fewer or shorter spans"),
+                    ));
+                }
+                let r = self.retrieve_within(id, *s, *e, groups, left)?;
+                left = left.saturating_sub(r.text.len());
+                Ok(r)
+            })
             .collect())
     }
 
@@ -527,8 +630,8 @@ impl Engine {
         })
     }
 
-    /// What is being served.
-    pub fn version(&self) -> VersionResponse {
+    /// What is being served: the repositories the caller may see, with their commits.
+    pub fn version(&self, groups: Option<&[String]>) -> VersionResponse {
         let m = &self.snap.manifest;
         VersionResponse {
             index_version: m.index_version.to_string(),
@@ -539,6 +642,7 @@ impl Engine {
             repos: m
                 .repos
                 .iter()
+                .filter(|r| rank::visible_groups(&r.groups, groups))
                 .map(|r| RepoVersion {
                     name: r.name.clone(),
                     default_branch: r.default_branch.clone(),
@@ -548,19 +652,30 @@ impl Engine {
         }
     }
 
-    /// Counts, and whether vector search is on.
-    pub fn health(&self) -> HealthResponse {
+    /// Counts of what the caller may see, and whether vector search is on.
+    pub fn health(&self, groups: Option<&[String]>) -> HealthResponse {
         let mut by_repo = BTreeMap::new();
-        for d in &self.snap.docs {
-            *by_repo.entry(d.repo.clone()).or_insert(0) += 1;
+        let mut by_doctype = BTreeMap::new();
+        let mut visible = vec![false; self.snap.docs.len()];
+        for (i, d) in self.snap.docs.iter().enumerate() {
+            if rank::visible(d, groups) {
+                visible[i] = true;
+                *by_repo.entry(d.repo.clone()).or_insert(0) += 1;
+                *by_doctype.entry(d.doctype.to_string()).or_insert(0) += 1;
+            }
         }
         HealthResponse {
             loaded: true,
             index_version: self.snap.version.to_string(),
             vector_search: self.embedder.is_some(),
             docs_by_repo: by_repo,
-            docs_by_doctype: self.snap.manifest.counts.docs_by_doctype.clone(),
-            chunks: self.snap.chunks.len(),
+            docs_by_doctype: by_doctype,
+            chunks: self
+                .snap
+                .chunks
+                .iter()
+                .filter(|c| visible[c.doc as usize])
+                .count(),
         }
     }
 

@@ -92,6 +92,9 @@ pub struct QueryOutcome {
     pub top: Vec<String>,
     /// A guard was broken (a `never_first` doc came first, or a hit left the filters).
     pub guard_failed: bool,
+    /// Where the best relevant chunk stood in each candidate list before fusion
+    /// (`bm25×1.0 #12`): why a miss missed.
+    pub lists: Vec<String>,
 }
 
 /// The evaluation report.
@@ -117,6 +120,33 @@ fn relevant_hit(rel: &[Relevant], doc_id: &str, span: LineSpan) -> Option<usize>
             && r.lines
                 .is_none_or(|[s, e]| span.overlaps(&LineSpan { start: s, end: e }))
     })
+}
+
+/// For each candidate list, the rank of its first chunk that overlaps a relevant span.
+fn list_ranks(
+    engine: &Engine,
+    req: &SearchRequest,
+    relevant: &[Relevant],
+) -> Result<Vec<String>, SearchError> {
+    let snap = engine.snapshot();
+    let cands = engine.candidates(req, req.query.trim())?;
+    Ok(cands
+        .lists
+        .iter()
+        .map(|l| {
+            let rank = l.hits.iter().position(|(c, _)| {
+                let chunk = &snap.chunks[*c as usize];
+                let doc = &snap.docs[chunk.doc as usize];
+                relevant_hit(relevant, doc.doc_id.as_str(), chunk.span).is_some()
+            });
+            format!(
+                "{:?}×{} {}",
+                l.source,
+                l.weight,
+                rank.map_or("-".to_owned(), |r| format!("#{}", r + 1))
+            )
+        })
+        .collect())
 }
 
 /// Runs every query in `mode` and scores it.
@@ -146,14 +176,15 @@ pub fn evaluate(
                 }
             }
         }
-        let resp = engine.search(&SearchRequest {
+        let req = SearchRequest {
             query: q.query.clone(),
             limit: k.max(10),
             filters: filters.clone(),
             threshold: None,
             mode,
             groups: None,
-        })?;
+        };
+        let resp = engine.search(&req)?;
         let mut matched = vec![false; q.relevant.len()];
         let mut first = None;
         let mut dcg = 0.0;
@@ -203,6 +234,7 @@ pub fn evaluate(
             first_relevant: first,
             top: top.into_iter().take(k).collect(),
             guard_failed,
+            lists: list_ranks(engine, &req, &q.relevant)?,
         });
     }
     let metrics = |rows: &[&(String, f64, f64, f64)]| {

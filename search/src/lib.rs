@@ -1,21 +1,25 @@
 //! cairn's search library: the one API that the CLI, the HTTP server and the
 //! MCP server call (nancy-brain's RAGService): [`Engine::search`],
 //! [`Engine::retrieve`], [`Engine::retrieve_batch`], [`Engine::tree`],
-//! [`Engine::version`], [`Engine::health`] and runtime weights. Connectors
+//! [`Engine::version`], [`Engine::health`], [`Engine::context`] (cited passages
+//! that fit a prompt's token budget) and runtime weights. Connectors
 //! never read index files; they call this.
 //!
 //! Depends on `cairn-index` (reading a version) and `cairn-embed` (the query
 //! embedder). Ranking lives in [`rank`], links in [`links`], the golden-query
 //! evaluation in [`eval`].
 
+pub mod context;
 mod engine;
 pub mod eval;
 pub mod links;
 pub mod rank;
+mod render;
 pub mod runtime_weights;
 mod types;
 
-pub use engine::{Engine, EngineOptions};
+pub use context::{ChatMessage, Citation, ContextRequest, ContextResponse, TokenizerName};
+pub use engine::{Candidates, Engine, EngineOptions};
 pub use types::*;
 
 /// Why a call failed. Each variant maps to one stable code for the connectors.

@@ -22,7 +22,12 @@ const BOOSTS: [(&str, f32); 4] = [
 
 /// Whether a caller with `groups` may see `doc` (`None`: a trusted caller).
 pub fn visible(doc: &DocRecord, groups: Option<&[String]>) -> bool {
-    doc.groups.is_empty() || groups.is_none_or(|g| doc.groups.iter().any(|d| g.contains(d)))
+    visible_groups(&doc.groups, groups)
+}
+
+/// Whether a caller with `groups` may see what is restricted to `required` (empty: public).
+pub fn visible_groups(required: &[String], groups: Option<&[String]>) -> bool {
+    required.is_empty() || groups.is_none_or(|g| required.iter().any(|d| g.contains(d)))
 }
 
 /// Which chunks pass the filters and the caller's groups: applied before ranking, on both paths.

@@ -1,6 +1,7 @@
 //! Requests and responses, shared by every connector (serde shapes are the API).
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 /// Most hits a search returns.
 pub const MAX_LIMIT: usize = 50;
@@ -10,9 +11,23 @@ pub const MAX_QUERY_CHARS: usize = 1000;
 pub const MAX_SPAN_LINES: u32 = 400;
 /// Most items in one retrieve_batch.
 pub const MAX_BATCH: usize = 50;
+/// Most bytes of text one retrieve (or one whole retrieve_batch) returns, so a
+/// response stays well under GPT Actions' 100,000-character limit.
+pub const MAX_TEXT_BYTES: usize = 48_000;
 
 /// How to rank.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// BM25 and vector candidates fused by reciprocal rank fusion.
@@ -75,7 +90,7 @@ pub struct SearchRequest {
 }
 
 /// How a hit's score came about.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, ToSchema)]
 pub struct ScoreBreakdown {
     /// BM25 score of the best chunk (0 when BM25 did not find it).
     pub bm25: f32,
@@ -88,7 +103,7 @@ pub struct ScoreBreakdown {
 }
 
 /// One cited passage.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
 pub struct Hit {
     /// `<category>/<repo>/<path>`.
     pub doc_id: String,
@@ -123,7 +138,7 @@ pub struct Hit {
 }
 
 /// The answer to a search.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct SearchResponse {
     /// The query as understood.
     pub query: String,
@@ -141,7 +156,7 @@ pub struct SearchResponse {
 }
 
 /// Exact lines of one document.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct RetrieveResponse {
     /// The document.
     pub doc_id: String,
@@ -166,7 +181,7 @@ pub struct RetrieveResponse {
 }
 
 /// One node of the doc_id tree.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct TreeEntry {
     /// Path prefix (a folder) or doc_id (a file).
     pub path: String,
@@ -184,7 +199,7 @@ pub struct TreeEntry {
 }
 
 /// The tree listing.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct TreeResponse {
     /// Entries in path order.
     pub entries: Vec<TreeEntry>,
@@ -195,7 +210,7 @@ pub struct TreeResponse {
 }
 
 /// Per repository, in `version()`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct RepoVersion {
     /// Name.
     pub name: String,
@@ -206,7 +221,7 @@ pub struct RepoVersion {
 }
 
 /// What is being served.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct VersionResponse {
     /// The version.
     pub index_version: String,
@@ -223,7 +238,7 @@ pub struct VersionResponse {
 }
 
 /// Health.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct HealthResponse {
     /// An index is loaded.
     pub loaded: bool,

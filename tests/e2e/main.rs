@@ -4,6 +4,9 @@
 mod build;
 mod config_errors;
 mod fixtures;
+mod http;
+mod mcp;
 mod publish;
 mod real_model;
 mod search;
+mod serve_process;

@@ -175,7 +175,7 @@ fn without_the_model_search_answers_in_bm25_and_says_so() {
     assert_eq!(r.mode, Mode::Bm25);
     assert!(r.notice.as_deref().is_some_and(|n| n.contains("bm25")));
     assert!(!r.hits.is_empty());
-    assert!(!e.health().vector_search);
+    assert!(!e.health(None).vector_search);
 }
 
 #[test]
@@ -197,8 +197,8 @@ fn a_different_model_is_refused() {
         DevicePref::Cpu,
     )
     .expect("load");
-    let boxed: Box<dyn Embedder> = Box::new(emb);
-    let err = Engine::from_parts(root, snap, Ok(boxed), RuntimeWeights::in_memory())
+    let shared: std::sync::Arc<dyn Embedder> = std::sync::Arc::new(emb);
+    let err = Engine::from_parts(root, snap, Ok(shared), RuntimeWeights::in_memory())
         .err()
         .expect("mismatch");
     assert!(matches!(err, SearchError::ModelMismatch { .. }), "{err}");
@@ -307,14 +307,14 @@ fn tree_version_health_and_weights() {
             .any(|x| x.path == "science/alpha/src/alpha/core.py" && x.kind == "file")
     );
     assert!(e.tree("../x", 1, 10, None).is_err());
-    let v = e.version();
+    let v = e.version(None);
     assert_eq!(v.repos.len(), 2);
     assert!(
         v.repos
             .iter()
             .any(|r| r.name == "beta" && r.default_branch.as_deref() == Some("master"))
     );
-    assert_eq!(e.health().docs_by_repo["beta"], 2);
+    assert_eq!(e.health(None).docs_by_repo["beta"], 2);
 
     let before = search(&e, "alpha", Filters::default(), Mode::Bm25);
     let last = before.hits.last().expect("hits").doc_id.clone();

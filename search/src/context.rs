@@ -1,0 +1,371 @@
+//! Prompt context for bots: a question (or OpenAI-style chat messages) and a
+//! token budget → numbered, cited passages that fit the budget, counted with
+//! the tokenizer of the model the bot prompts (tiktoken's BPE, not 4 chars a token).
+//!
+//! Passages are the search hits' exact lines, cut at line boundaries when the
+//! budget runs out; a hit whose evidence is under the threshold never enters.
+
+use crate::{Engine, Filters, Mode, SearchError, SearchRequest, invalid};
+use cairn_index::LineSpan;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// Budget used when the caller names none.
+pub const DEFAULT_CONTEXT_TOKENS: usize = 2000;
+/// Smallest budget accepted: room for the preamble and one short passage.
+pub const MIN_CONTEXT_TOKENS: usize = 100;
+/// Largest budget accepted (the response stays well under 100,000 characters).
+pub const MAX_CONTEXT_TOKENS: usize = 8000;
+/// Evidence (cosine with the query) a passage needs when the caller names no threshold.
+pub const DEFAULT_CONTEXT_THRESHOLD: f32 = 0.3;
+/// Most chat messages accepted.
+pub const MAX_MESSAGES: usize = 100;
+/// A passage cut to fewer lines than this is left out rather than shown as a stub.
+const MIN_PASSAGE_LINES: u32 = 3;
+
+/// Which BPE counts the budget.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenizerName {
+    /// GPT-4o, GPT-4.1, o-series, GPT-5 family.
+    #[default]
+    O200kBase,
+    /// GPT-4, GPT-3.5.
+    Cl100kBase,
+}
+
+impl TokenizerName {
+    /// Parses a tokenizer name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "o200k_base" => Some(Self::O200kBase),
+            "cl100k_base" => Some(Self::Cl100kBase),
+            _ => None,
+        }
+    }
+
+    /// Tokens `text` takes.
+    pub fn count(&self, text: &str) -> usize {
+        let bpe = match self {
+            Self::O200kBase => tiktoken_rs::o200k_base_singleton(),
+            Self::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+        };
+        bpe.encode_ordinary(text).len()
+    }
+}
+
+/// One chat message, OpenAI style.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ChatMessage {
+    /// `system`, `developer`, `user`, `assistant` or `tool`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+}
+
+/// A context request.
+#[derive(Clone, Debug, Default)]
+pub struct ContextRequest {
+    /// The question; when absent, the last user message is the question.
+    pub query: Option<String>,
+    /// Chat messages to add the context to.
+    pub messages: Option<Vec<ChatMessage>>,
+    /// Token budget of the context block (0: the default).
+    pub max_tokens: usize,
+    /// Search hits considered (0: 10).
+    pub limit: usize,
+    /// Filters, as for search.
+    pub filters: Filters,
+    /// Evidence a passage needs (None: [`DEFAULT_CONTEXT_THRESHOLD`]).
+    pub threshold: Option<f32>,
+    /// Ranking mode.
+    pub mode: Mode,
+    /// The BPE that counts the budget.
+    pub tokenizer: TokenizerName,
+    /// The caller's access groups (None: a trusted caller).
+    pub groups: Option<Vec<String>>,
+}
+
+/// One cited passage of the context block.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct Citation {
+    /// The `[n]` the block cites it by.
+    pub n: usize,
+    /// The document.
+    pub doc_id: String,
+    /// First line in the block.
+    pub start_line: u32,
+    /// Last line in the block.
+    pub end_line: u32,
+    /// The hit was cut to fit the budget.
+    pub truncated: bool,
+    /// On the default branch.
+    pub github_url: String,
+    /// On the exact commit.
+    pub permalink: String,
+    /// sha256 of the whole file.
+    pub content_sha256: String,
+}
+
+/// The context block and what it cites.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct ContextResponse {
+    /// The question answered.
+    pub query: String,
+    /// Numbered passages, ready to paste into a prompt.
+    pub context: String,
+    /// Tokens the block takes.
+    pub tokens: usize,
+    /// The budget it fits.
+    pub max_tokens: usize,
+    /// The BPE that counted.
+    pub tokenizer: TokenizerName,
+    /// The passages, in block order.
+    pub citations: Vec<Citation>,
+    /// No passage cleared the threshold: the bot should say it does not know.
+    pub insufficient_evidence: bool,
+    /// The messages with the context added to the system message (when messages were given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages: Option<Vec<ChatMessage>>,
+    /// The version answering.
+    pub index_version: String,
+}
+
+/// The question a request asks: `query`, or the last user message.
+fn question(req: &ContextRequest) -> Result<String, SearchError> {
+    if let Some(q) = req.query.as_deref().filter(|q| !q.trim().is_empty()) {
+        return Ok(q.to_owned());
+    }
+    let messages = req
+        .messages
+        .as_deref()
+        .ok_or_else(|| invalid("query", "give a query or messages"))?;
+    messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user" && !m.content.trim().is_empty())
+        .map(|m| m.content.clone())
+        .ok_or_else(|| invalid("messages", "holds no user message with text"))
+}
+
+fn preamble(version: &str) -> String {
+    format!(
+        "Passages from the cairn index {version}, each an exact span of a file at a pinned commit. \
+         Cite a passage as [n] with its link.\n"
+    )
+}
+
+fn passage_header(n: usize, doc_id: &str, start: u32, end: u32, link: &str) -> String {
+    format!("\n[{n}] {doc_id} lines {start}-{end}\n{link}\n")
+}
+
+/// Wraps lines in a fence longer than any backtick run inside them.
+fn fenced(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest.max(2) + 1);
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    format!("{fence}\n{body}\n{fence}\n")
+}
+
+impl Engine {
+    /// Builds a prompt context (see the module docs).
+    pub fn context(&self, req: &ContextRequest) -> Result<ContextResponse, SearchError> {
+        let budget = if req.max_tokens == 0 {
+            DEFAULT_CONTEXT_TOKENS
+        } else {
+            req.max_tokens
+        };
+        if !(MIN_CONTEXT_TOKENS..=MAX_CONTEXT_TOKENS).contains(&budget) {
+            return Err(invalid(
+                "max_tokens",
+                format!("must be {MIN_CONTEXT_TOKENS} to {MAX_CONTEXT_TOKENS}"),
+            ));
+        }
+        if req
+            .messages
+            .as_ref()
+            .is_some_and(|m| m.len() > MAX_MESSAGES)
+        {
+            return Err(invalid(
+                "messages",
+                format!("at most {MAX_MESSAGES} messages"),
+            ));
+        }
+        let query = question(req)?;
+        let threshold = req.threshold.unwrap_or(DEFAULT_CONTEXT_THRESHOLD);
+        let found = self.search(&SearchRequest {
+            query: query.clone(),
+            limit: req.limit,
+            filters: req.filters.clone(),
+            threshold: Some(threshold),
+            mode: req.mode,
+            groups: req.groups.clone(),
+        })?;
+        let tok = req.tokenizer;
+        let mut block = preamble(&found.index_version);
+        let mut used = tok.count(&block);
+        let mut citations = Vec::new();
+        let strong = found
+            .hits
+            .iter()
+            .filter(|h| crate::engine::evidence(h, found.mode) >= threshold);
+        for hit in strong {
+            let Ok(lines) = self.retrieve(
+                &hit.doc_id,
+                i64::from(hit.start_line),
+                i64::from(hit.end_line),
+                req.groups.as_deref(),
+            ) else {
+                continue;
+            };
+            let n = citations.len() + 1;
+            let all: Vec<&str> = lines.text.split_inclusive('\n').collect();
+            // Longest prefix of whole lines that fits what is left of the budget.
+            let mut keep = all.len();
+            let piece = loop {
+                let end = lines.start_line + keep as u32 - 1;
+                let text = format!(
+                    "{}{}",
+                    passage_header(n, &hit.doc_id, lines.start_line, end, &hit.permalink),
+                    fenced(&all[..keep].concat())
+                );
+                let cost = tok.count(&text);
+                if used + cost <= budget {
+                    break Some((text, cost, end));
+                }
+                if keep as u32 <= MIN_PASSAGE_LINES {
+                    break None;
+                }
+                // Shrink in proportion to the overshoot, at least one line at a time.
+                let ratio = (budget - used) as f64 / cost as f64;
+                keep = ((keep as f64 * ratio) as usize)
+                    .min(keep - 1)
+                    .max(MIN_PASSAGE_LINES as usize);
+            };
+            let Some((text, cost, end)) = piece else {
+                continue;
+            };
+            block.push_str(&text);
+            used += cost;
+            let (github_url, permalink) = self.span_links(
+                &hit.doc_id,
+                LineSpan {
+                    start: lines.start_line,
+                    end,
+                },
+            );
+            citations.push(Citation {
+                n,
+                doc_id: hit.doc_id.clone(),
+                start_line: lines.start_line,
+                end_line: end,
+                truncated: end < hit.end_line,
+                github_url,
+                permalink,
+                content_sha256: hit.content_sha256.clone(),
+            });
+        }
+        let insufficient_evidence = citations.is_empty();
+        if insufficient_evidence {
+            block = format!(
+                "{}\nNo passage in the index answers this with enough evidence. Say so rather than guess.\n",
+                preamble(&found.index_version)
+            );
+        }
+        // The block was assembled from separately counted pieces; BPE merges
+        // across a seam can only shrink the total, but count the whole to report it.
+        let tokens = tok.count(&block);
+        let messages = req.messages.as_ref().map(|m| with_context(m, &block));
+        Ok(ContextResponse {
+            query,
+            context: block,
+            tokens,
+            max_tokens: budget,
+            tokenizer: tok,
+            citations,
+            insufficient_evidence,
+            messages,
+            index_version: found.index_version,
+        })
+    }
+}
+
+/// The messages with the context appended to the system message (one is added first if none).
+fn with_context(messages: &[ChatMessage], block: &str) -> Vec<ChatMessage> {
+    let mut out = messages.to_vec();
+    match out
+        .iter_mut()
+        .find(|m| m.role == "system" || m.role == "developer")
+    {
+        Some(m) => {
+            m.content.push_str("\n\n");
+            m.content.push_str(block);
+        }
+        None => out.insert(
+            0,
+            ChatMessage {
+                role: "system".to_owned(),
+                content: block.to_owned(),
+            },
+        ),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_outgrow_backticks_inside() {
+        assert_eq!(fenced("a\n"), "```\na\n```\n");
+        assert_eq!(fenced("x ```` y"), "`````\nx ```` y\n`````\n");
+    }
+
+    #[test]
+    fn counts_with_a_real_bpe() {
+        // "hello world" is two tokens in both encodings; 4-chars-a-token would say 3.
+        assert_eq!(TokenizerName::O200kBase.count("hello world"), 2);
+        assert_eq!(TokenizerName::Cl100kBase.count("hello world"), 2);
+    }
+
+    #[test]
+    fn the_question_is_the_last_user_message() {
+        let m = |role: &str, content: &str| ChatMessage {
+            role: role.into(),
+            content: content.into(),
+        };
+        let req = ContextRequest {
+            messages: Some(vec![
+                m("user", "first"),
+                m("assistant", "a"),
+                m("user", "second"),
+            ]),
+            ..ContextRequest::default()
+        };
+        assert_eq!(question(&req).ok().as_deref(), Some("second"));
+        let none = ContextRequest::default();
+        assert!(question(&none).is_err());
+        let out = with_context(&[m("user", "q")], "CTX");
+        assert_eq!(out[0], m("system", "CTX"));
+        let out = with_context(&[m("system", "be brief"), m("user", "q")], "CTX");
+        assert_eq!(out[0].content, "be brief\n\nCTX");
+        assert_eq!(out.len(), 2);
+    }
+}

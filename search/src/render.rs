@@ -1,0 +1,89 @@
+//! Plain-text renderings of the answers, for people and for language models:
+//! the CLI prints them and the MCP tools return them beside the structured
+//! result, so both read the same. Every hit shows its span and both links.
+
+use crate::{RetrieveResponse, SearchResponse, TreeResponse};
+use std::fmt;
+
+impl fmt::Display for SearchResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(n) = &self.notice {
+            writeln!(f, "note: {n}")?;
+        }
+        if self.insufficient_evidence {
+            writeln!(f, "insufficient evidence: nothing answers this confidently")?;
+        }
+        for (i, h) in self.hits.iter().enumerate() {
+            writeln!(
+                f,
+                "{:2}. {}:{}-{}  [{} {}]  score {:.4} (bm25 {:.2}, cos {:.3}, w {:.2})",
+                i + 1,
+                h.doc_id,
+                h.start_line,
+                h.end_line,
+                h.toolkit,
+                h.doctype,
+                h.score,
+                h.breakdown.bm25,
+                h.breakdown.vector,
+                h.breakdown.weight
+            )?;
+            if !h.title.is_empty() {
+                writeln!(f, "    § {}", h.title)?;
+            }
+            for line in h.snippet.lines() {
+                writeln!(f, "    | {line}")?;
+            }
+            writeln!(f, "    {}", h.github_url)?;
+            writeln!(f, "    permalink: {}", h.permalink)?;
+        }
+        let mode = serde_json::to_string(&self.mode).unwrap_or_default();
+        writeln!(
+            f,
+            "({} hits, {} mode, index {})",
+            self.hits.len(),
+            mode.trim_matches('"'),
+            self.index_version
+        )
+    }
+}
+
+impl fmt::Display for RetrieveResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{}:{}-{} of {} lines{}",
+            self.doc_id,
+            self.start_line,
+            self.end_line,
+            self.total_lines,
+            if self.clamped { " (clamped)" } else { "" }
+        )?;
+        writeln!(f, "{}", self.permalink)?;
+        for (i, line) in self.text.lines().enumerate() {
+            writeln!(f, "{:6}  {line}", self.start_line as usize + i)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for TreeResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for e in &self.entries {
+            match (e.kind, e.files, e.lines) {
+                ("file", _, Some(lines)) => writeln!(
+                    f,
+                    "{}  ({}, {lines} lines)",
+                    e.path,
+                    e.doctype.as_deref().unwrap_or("")
+                )?,
+                (kind, Some(n), _) => writeln!(f, "{}/  ({kind}, {n} files)", e.path)?,
+                _ => writeln!(f, "{}", e.path)?,
+            }
+        }
+        if self.truncated {
+            writeln!(f, "… (more entries; raise max_entries)")?;
+        }
+        Ok(())
+    }
+}

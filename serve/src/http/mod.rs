@@ -1,0 +1,457 @@
+//! The read-only HTTP API (actix-web) over the search library, for Slack and
+//! GPT Actions bots, and the MCP streamable-HTTP transport at `/mcp`.
+//!
+//! [`app`] is the application factory (the server and the in-process tests
+//! use the same one); [`serve`] binds it, watches the index for hot swaps and
+//! shuts down gracefully. Handlers live in [`api`], the OpenAPI document in
+//! [`openapi`]; the middleware here gives every request a trace id, an access
+//! log line, metrics, an authenticated caller and problem+json errors.
+
+pub mod api;
+pub mod openapi;
+
+use crate::auth::{Authenticator, Caller, Verdict};
+use crate::live::{LiveIndex, SwapOutcome};
+use crate::metrics::Metrics;
+use crate::pool::CpuPool;
+use crate::problem::{ApiError, PROBLEM_JSON};
+use crate::ratelimit::RateLimiter;
+use actix_web::body::{BoxBody, EitherBody, MessageBody};
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::middleware::{Compress, Next, from_fn};
+use actix_web::{App, Error, HttpMessage, HttpResponse, web};
+use futures_util::FutureExt;
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Largest request body accepted.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// Routes anyone may call without credentials.
+const PUBLIC_ROUTES: [&str; 4] = ["/health", "/ready", "/metrics", "/openapi.json"];
+
+/// How the server runs.
+#[derive(Clone, Debug)]
+pub struct HttpOptions {
+    /// Where to listen.
+    pub bind: SocketAddr,
+    /// Threads for CPU work (embedding, ranking).
+    pub cpu_workers: usize,
+    /// Jobs that may wait for a CPU thread before requests get 503.
+    pub queue: usize,
+    /// How long one request may take.
+    pub deadline: Duration,
+    /// Requests per minute per caller (None: unlimited).
+    pub rate_limit: Option<u32>,
+    /// Browser origins allowed to call (any other `Origin` gets 403).
+    pub allowed_origins: Vec<String>,
+    /// Host names `/mcp` answers to (DNS-rebinding protection).
+    pub allowed_hosts: Vec<String>,
+    /// The public base URL written into the OpenAPI document's `servers`.
+    pub public_url: Option<String>,
+    /// How often CURRENT and the tokens file are checked for changes.
+    pub watch_interval: Duration,
+    /// actix worker threads (async I/O).
+    pub http_workers: usize,
+}
+
+impl HttpOptions {
+    /// Defaults for `bind`: CPU threads = cores, a queue of 64, a 10 s deadline.
+    pub fn new(bind: SocketAddr) -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let origins = if bind.ip().is_loopback() {
+            vec![
+                format!("http://localhost:{}", bind.port()),
+                format!("http://127.0.0.1:{}", bind.port()),
+            ]
+        } else {
+            Vec::new()
+        };
+        Self {
+            bind,
+            cpu_workers: cores,
+            queue: 64,
+            deadline: Duration::from_secs(10),
+            rate_limit: None,
+            allowed_origins: origins,
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            public_url: None,
+            watch_interval: Duration::from_secs(2),
+            http_workers: cores,
+        }
+    }
+}
+
+/// Everything a request handler needs, shared by every actix worker.
+pub struct AppState {
+    /// The engine being served.
+    pub live: Arc<LiveIndex>,
+    /// Credentials.
+    pub auth: Arc<Authenticator>,
+    /// CPU threads.
+    pub pool: CpuPool,
+    /// Metrics.
+    pub metrics: Arc<Metrics>,
+    /// Per-caller budgets.
+    pub limiter: Option<RateLimiter>,
+    /// Options.
+    pub opts: HttpOptions,
+    /// The MCP transport (sessions are shared by every worker).
+    pub mcp: crate::mcp::HttpTransport,
+}
+
+impl AppState {
+    /// Shared state for the server and its tests.
+    pub fn new(
+        live: Arc<LiveIndex>,
+        auth: Arc<Authenticator>,
+        opts: HttpOptions,
+    ) -> Result<web::Data<Self>, prometheus::Error> {
+        let metrics = Arc::new(Metrics::new()?);
+        metrics.live_version(live.current().snapshot().version.as_str());
+        let pool = CpuPool::new(opts.cpu_workers, opts.queue);
+        let mcp = crate::mcp::http_transport(Arc::clone(&live), pool.clone(), &opts);
+        Ok(web::Data::new(Self {
+            pool,
+            limiter: opts.rate_limit.map(RateLimiter::new),
+            live,
+            auth,
+            metrics,
+            opts,
+            mcp,
+        }))
+    }
+
+    /// Runs CPU work on the pool within the request deadline.
+    pub async fn cpu<T, F>(&self, f: F) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> T + Send + 'static,
+    {
+        use crate::pool::PoolError;
+        let deadline = Instant::now() + self.opts.deadline;
+        self.pool.run(deadline, f).await.map_err(|e| match e {
+            PoolError::Overloaded => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "overloaded",
+                "every search worker is busy and the queue is full; retry shortly",
+            )
+            .retry_after(1),
+            PoolError::DeadlineExceeded => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "deadline_exceeded",
+                format!(
+                    "the answer took longer than {} ms; retry shortly",
+                    self.opts.deadline.as_millis()
+                ),
+            )
+            .retry_after(2),
+            PoolError::Panicked => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "the search failed; quote the trace_id when reporting it",
+            ),
+        })
+    }
+
+    /// Checks CURRENT (and the tokens file) once, logging and counting a swap.
+    pub fn check_for_changes(&self, force: bool) -> SwapOutcome {
+        self.auth.refresh();
+        let outcome = self.live.check(force);
+        match &outcome {
+            SwapOutcome::Unchanged => {}
+            SwapOutcome::Swapped { from, to } => {
+                tracing::info!(from = %from, to = %to, "hot swap: now serving the new index version");
+                self.metrics.swap("ok");
+                self.metrics.live_version(to);
+            }
+            SwapOutcome::Refused { version, reason } => {
+                tracing::error!(version = %version, reason = %reason, "hot swap refused: the previous version keeps serving");
+                self.metrics.swap("refused");
+            }
+        }
+        outcome
+    }
+}
+
+/// The request's trace id (also in its log lines and problem bodies).
+#[derive(Clone, Debug)]
+pub struct TraceId(pub String);
+
+fn trace_id_for(req: &ServiceRequest) -> String {
+    // Honour a caller's request id when it is safe to log and echo.
+    let given = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|s| {
+            !s.is_empty()
+                && s.len() <= 64
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        });
+    match given {
+        Some(s) => s.to_owned(),
+        None => {
+            let mut b = [0u8; 16];
+            rand::RngCore::fill_bytes(&mut rand::rng(), &mut b);
+            hex::encode(b)
+        }
+    }
+}
+
+/// Outermost middleware: trace id, panic containment, problem+json for every
+/// error, metrics and the access log.
+async fn trace(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    let started = Instant::now();
+    let trace_id = trace_id_for(&req);
+    req.extensions_mut().insert(TraceId(trace_id.clone()));
+    let path = req.path().to_owned();
+    let method = req.method().to_string();
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    let record = |route: &str, status: StatusCode, caller: &str, code: Option<&str>| {
+        let took = started.elapsed();
+        if let Some(s) = &state {
+            s.metrics.request(route, &method, status.as_u16(), took);
+            if let Some(code) = code {
+                s.metrics.error(code);
+            }
+        }
+        tracing::info!(
+            target: "cairn::access",
+            trace_id = %trace_id,
+            method = %method,
+            path = %path,
+            route = %route,
+            status = status.as_u16(),
+            micros = took.as_micros() as u64,
+            caller = %caller,
+            code = code.unwrap_or(""),
+            "request"
+        );
+    };
+
+    let res = match AssertUnwindSafe(next.call(req)).catch_unwind().await {
+        Ok(Ok(res)) => res.map_into_boxed_body(),
+        // Nothing to answer with but the error: it renders itself with the trace id.
+        failed => {
+            let mut api = match failed {
+                Ok(Err(e)) => e.as_error::<ApiError>().cloned().unwrap_or_else(|| {
+                    ApiError::from_status(e.as_response_error().status_code(), &e.to_string())
+                }),
+                _ => {
+                    tracing::error!(trace_id = %trace_id, path = %path, "handler panicked");
+                    ApiError::from_status(StatusCode::INTERNAL_SERVER_ERROR, "")
+                }
+            };
+            record("unmatched", api.status, "", Some(api.code));
+            api.request = Some(Box::new((trace_id.clone(), path.clone())));
+            return Err(api.into());
+        }
+    };
+    let (http_req, mut http_res) = res.into_parts();
+    // Errors from handlers carry an ApiError; errors from actix itself (unknown
+    // route, body too large, wrong method) do not: both leave as problems with the trace id.
+    let status = http_res.status();
+    let mut code = None;
+    if status.is_client_error() || status.is_server_error() {
+        let carried = http_res
+            .error()
+            .and_then(|e| e.as_error::<ApiError>().cloned());
+        let is_problem = http_res
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(PROBLEM_JSON.as_bytes()));
+        let api = carried.or_else(|| {
+            // The MCP transport answers its own protocol errors.
+            (!is_problem && !path.starts_with("/mcp")).then(|| {
+                let detail = http_res
+                    .error()
+                    .map(|e| e.to_string())
+                    .unwrap_or_else(|| status.canonical_reason().unwrap_or("").to_owned());
+                ApiError::from_status(status, &detail)
+            })
+        });
+        if let Some(api) = api {
+            if status.is_server_error() {
+                tracing::error!(trace_id = %trace_id, code = api.code, detail = %api.detail, "server error");
+            }
+            code = Some(api.code);
+            http_res = api.response(&trace_id, &path);
+        }
+    }
+    if let Ok(v) = HeaderValue::from_str(&trace_id) {
+        http_res
+            .headers_mut()
+            .insert(HeaderName::from_static("x-trace-id"), v);
+    }
+    let route = http_req
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_owned());
+    let caller = http_req
+        .extensions()
+        .get::<Caller>()
+        .map(|c| c.name.clone())
+        .unwrap_or_default();
+    record(&route, http_res.status(), &caller, code);
+    Ok(ServiceResponse::new(http_req, http_res))
+}
+
+/// Second middleware: the Origin check, then who the caller is (and their budget).
+async fn authenticate(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody + 'static>>, Error> {
+    match admit(&req) {
+        Ok(caller) => {
+            req.extensions_mut().insert(caller);
+            Ok(next.call(req).await?.map_into_left_body())
+        }
+        // The error rides on the response; the trace middleware renders it.
+        Err(api) => Ok(req.error_response(api).map_into_right_body()),
+    }
+}
+
+/// The caller of `req`, or why it may not proceed.
+fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
+    let Some(state) = req.app_data::<web::Data<AppState>>() else {
+        return Err(ApiError::from_status(StatusCode::INTERNAL_SERVER_ERROR, ""));
+    };
+    // DNS-rebinding and cross-site protection: a browser always sends Origin;
+    // one we do not know never gets an answer.
+    if let Some(origin) = req.headers().get(header::ORIGIN)
+        && !state
+            .opts
+            .allowed_origins
+            .iter()
+            .any(|o| o.as_bytes() == origin.as_bytes())
+    {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "this Origin is not allowed; start the server with --allow-origin for it",
+        ));
+    }
+    let public = PUBLIC_ROUTES.contains(&req.path());
+    let presented = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    let caller = match state.auth.check(presented) {
+        Verdict::Caller(c) => c,
+        Verdict::Missing | Verdict::Refused if public => Caller::anonymous(),
+        Verdict::Missing => {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "send `Authorization: Bearer <token>` (make one with `cairn token add NAME`)",
+            ));
+        }
+        Verdict::Refused => {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "the bearer token is not valid (wrong, revoked or expired)",
+            ));
+        }
+    };
+    if !public
+        && let Some(limiter) = &state.limiter
+        && let Err(wait) = limiter.take(&caller.name, Instant::now())
+    {
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            format!(
+                "{} is over its request budget; retry in {wait} s",
+                caller.name
+            ),
+        )
+        .retry_after(wait));
+    }
+    Ok(caller)
+}
+
+/// The application: every route, the MCP transport, and the middleware.
+pub fn app(
+    state: web::Data<AppState>,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = Error,
+        InitError = (),
+    >,
+> {
+    let mcp = state.mcp.clone().scope_with_path("/mcp");
+    App::new()
+        .app_data(state)
+        .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
+        .configure(api::routes)
+        .service(mcp)
+        .wrap(from_fn(authenticate))
+        .wrap(Compress::default())
+        .wrap(from_fn(trace))
+}
+
+/// Serves until SIGTERM or SIGINT: binds, watches CURRENT (and reloads on
+/// SIGHUP), and finishes in-flight requests before exiting.
+pub async fn serve(state: web::Data<AppState>) -> std::io::Result<()> {
+    let opts = state.opts.clone();
+    let (nudge, nudged) = crossbeam_channel::bounded::<()>(1);
+    {
+        let state = state.clone();
+        std::thread::Builder::new()
+            .name("cairn-watch".into())
+            .spawn(move || {
+                loop {
+                    match nudged.recv_timeout(opts.watch_interval) {
+                        Ok(()) => {
+                            state.check_for_changes(true);
+                        }
+                        Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                            state.check_for_changes(false);
+                        }
+                        Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+            })?;
+    }
+    #[cfg(unix)]
+    actix_web::rt::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let Ok(mut hup) = signal(SignalKind::hangup()) else {
+            return;
+        };
+        while hup.recv().await.is_some() {
+            tracing::info!("SIGHUP: checking the index now");
+            let _ = nudge.try_send(());
+        }
+    });
+    let factory_state = state.clone();
+    let server = actix_web::HttpServer::new(move || app(factory_state.clone()))
+        .workers(state.opts.http_workers)
+        .shutdown_timeout(30)
+        .bind(state.opts.bind)?;
+    for addr in server.addrs() {
+        tracing::info!(
+            addr = %addr,
+            index_version = %state.live.current().snapshot().version,
+            "serving"
+        );
+    }
+    server.run().await
+}
+
+/// A response the default JSON way, for handlers.
+pub(crate) fn json<T: serde::Serialize>(value: &T) -> HttpResponse {
+    HttpResponse::Ok().json(value)
+}

@@ -1,0 +1,17 @@
+//! cairn's connectors: the read-only HTTP API ([`http`], actix-web) and the
+//! MCP server ([`mcp`], rmcp) over the search library, plus what serving
+//! needs around them: credentials ([`auth`]), the hot-swapped live index
+//! ([`live`]), the bounded CPU pool ([`pool`]), problem+json errors
+//! ([`problem`]), metrics and per-caller rate limits.
+//!
+//! Connectors never read index files: every answer comes from
+//! `cairn_search::Engine`. Only the `cairn` binary depends on this crate.
+
+pub mod auth;
+pub mod http;
+pub mod live;
+pub mod mcp;
+pub mod metrics;
+pub mod pool;
+pub mod problem;
+pub mod ratelimit;

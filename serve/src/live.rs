@@ -1,0 +1,115 @@
+//! The live index: the engine requests use now, swapped atomically when
+//! `<index>/CURRENT` names a new version.
+//!
+//! A new version is verified (every checksum) and opened off the request
+//! path, then swapped in; requests already running hold the old engine until
+//! they finish. A version that fails to verify or open is refused with a log
+//! line, and the old one keeps serving.
+
+use arc_swap::ArcSwap;
+use cairn_index::{IndexRoot, IndexVersion};
+use cairn_search::{Engine, EngineOptions, SearchError};
+use std::sync::{Arc, Mutex};
+
+/// What one check of CURRENT found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SwapOutcome {
+    /// CURRENT names the live version (or a version refused before).
+    Unchanged,
+    /// The new version is live.
+    Swapped {
+        /// The version replaced.
+        from: String,
+        /// The version now live.
+        to: String,
+    },
+    /// The new version was refused; the old one keeps serving.
+    Refused {
+        /// The version refused.
+        version: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The engine being served and how to open the next one.
+pub struct LiveIndex {
+    engine: ArcSwap<Engine>,
+    opts: EngineOptions,
+    /// The last version refused, so a broken version is not retried every tick.
+    refused: Mutex<Option<IndexVersion>>,
+}
+
+impl LiveIndex {
+    /// Opens CURRENT (failing fast when it is missing or incompatible).
+    pub fn open(opts: EngineOptions) -> Result<Self, SearchError> {
+        let engine = Engine::open(&opts)?;
+        Ok(Self::from_engine(engine, opts))
+    }
+
+    /// Serves an engine already opened from `opts`.
+    pub fn from_engine(engine: Engine, opts: EngineOptions) -> Self {
+        Self {
+            engine: ArcSwap::from_pointee(engine),
+            opts,
+            refused: Mutex::new(None),
+        }
+    }
+
+    /// The engine to answer one request with (held until the request ends).
+    pub fn current(&self) -> Arc<Engine> {
+        self.engine.load_full()
+    }
+
+    /// Reads CURRENT and swaps in the version it names if that is new.
+    /// `force` retries a version refused before (SIGHUP).
+    pub fn check(&self, force: bool) -> SwapOutcome {
+        let root = IndexRoot::new(&self.opts.index);
+        let wanted = match root.current() {
+            Ok(v) => v,
+            Err(e) => {
+                return SwapOutcome::Refused {
+                    version: "?".to_owned(),
+                    reason: e.to_string(),
+                };
+            }
+        };
+        let live = self.current();
+        if live.snapshot().version == wanted {
+            return SwapOutcome::Unchanged;
+        }
+        let mut refused = self.refused.lock().unwrap_or_else(|p| p.into_inner());
+        if !force && refused.as_ref() == Some(&wanted) {
+            return SwapOutcome::Unchanged;
+        }
+        let refuse = |reason: String| SwapOutcome::Refused {
+            version: wanted.to_string(),
+            reason,
+        };
+        let outcome = match cairn_index::verify_version(&root.version_dir(&wanted), &wanted) {
+            Err(e) => refuse(e.to_string()),
+            Ok(report) if !report.ok() => refuse(format!(
+                "verify found {} problems, first: {}",
+                report.problems.len(),
+                report.problems.first().map(String::as_str).unwrap_or("")
+            )),
+            Ok(_) => match live.reopen(&self.opts) {
+                // CURRENT may have moved again while verifying; only swap what was verified.
+                Ok(next) if next.snapshot().version == wanted => {
+                    self.engine.store(Arc::new(next));
+                    SwapOutcome::Swapped {
+                        from: live.snapshot().version.to_string(),
+                        to: wanted.to_string(),
+                    }
+                }
+                Ok(_) => SwapOutcome::Unchanged,
+                Err(e) => refuse(e.to_string()),
+            },
+        };
+        *refused = match &outcome {
+            SwapOutcome::Refused { .. } => Some(wanted),
+            _ => None,
+        };
+        outcome
+    }
+}

@@ -1,0 +1,687 @@
+//! The MCP server: the search library's calls as MCP tools, and passages as
+//! resources, over stdio (`cairn mcp`) and streamable HTTP (`/mcp` on the
+//! HTTP server, behind the same auth, ACL and Origin check).
+//!
+//! Built on rmcp, the official Rust SDK (maintained with the spec, stdio and
+//! streamable HTTP), with rmcp-actix-web to mount it in the actix app.
+//! Tools take the library's argument names, defaults and limits. Every
+//! failure a caller can cause comes back as a tool error carrying the same
+//! stable `code` as the HTTP problem types, never as a dropped session.
+
+use crate::auth::Caller;
+use crate::live::LiveIndex;
+use crate::pool::CpuPool;
+use crate::problem::ApiError;
+use cairn_search::{
+    ContextRequest, Filters, MAX_SPAN_LINES, Mode, SearchError, SearchRequest, TokenizerName,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Resources per page of resources/list.
+const RESOURCE_PAGE: usize = 200;
+/// The scheme of passage URIs: `cairn://doc/{doc_id}?lines=10-40`.
+const DOC_URI: &str = "cairn://doc/";
+
+/// The MCP service: one per session, all sharing the live index and CPU pool.
+#[derive(Clone)]
+pub struct CairnMcp {
+    live: Arc<LiveIndex>,
+    pool: CpuPool,
+    deadline: Duration,
+}
+
+/// search's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SearchArgs {
+    /// The question or keywords, up to 1,000 characters.
+    query: String,
+    /// Hits wanted, 1 to 50 (default 10).
+    limit: Option<usize>,
+    /// Only these toolkits (lowercase repository names, e.g. "emcee", "mulensmodel").
+    toolkit: Option<Vec<String>>,
+    /// Only these doctypes: code, doc, readme, notebook, example, test, config.
+    doctype: Option<Vec<String>>,
+    /// Only these repositories.
+    repo: Option<Vec<String>>,
+    /// Only these categories.
+    category: Option<Vec<String>>,
+    /// Only doc_ids starting with one of these ("category/repo/folder/").
+    path_prefix: Option<Vec<String>>,
+    /// 0 to 1: below this best-hit evidence (cosine) the answer is marked insufficient_evidence.
+    threshold: Option<f32>,
+    /// "hybrid" (default), "bm25" or "vector".
+    mode: Option<Mode>,
+}
+
+fn filters(
+    toolkit: Option<Vec<String>>,
+    doctype: Option<Vec<String>>,
+    repo: Option<Vec<String>>,
+    category: Option<Vec<String>>,
+    path_prefix: Option<Vec<String>>,
+) -> Filters {
+    Filters {
+        toolkit: toolkit.unwrap_or_default(),
+        doctype: doctype.unwrap_or_default(),
+        repo: repo.unwrap_or_default(),
+        category: category.unwrap_or_default(),
+        path_prefix: path_prefix.unwrap_or_default(),
+    }
+}
+
+/// retrieve's arguments (one item of retrieve_batch too).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RetrieveArgs {
+    /// "<category>/<repo>/<path>", as search hits give it.
+    doc_id: String,
+    /// First line, 1-based (default 1).
+    start: Option<i64>,
+    /// Last line, inclusive (default start + 399); at most 400 lines are returned.
+    end: Option<i64>,
+}
+
+impl RetrieveArgs {
+    fn span(&self) -> (i64, i64) {
+        let start = self.start.unwrap_or(1);
+        let end = self
+            .end
+            .unwrap_or_else(|| start.saturating_add(i64::from(MAX_SPAN_LINES) - 1));
+        (start, end)
+    }
+}
+
+/// retrieve_batch's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct BatchArgs {
+    /// 1 to 50 spans.
+    items: Vec<RetrieveArgs>,
+}
+
+/// tree's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct TreeArgs {
+    /// A doc_id prefix ("category", "category/repo", "category/repo/folder"); empty lists the top.
+    prefix: Option<String>,
+    /// Levels below the prefix (default 2).
+    depth: Option<usize>,
+    /// Most entries, 1 to 5,000 (default 500).
+    max_entries: Option<usize>,
+}
+
+/// context's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ContextArgs {
+    /// The question.
+    query: String,
+    /// Token budget of the block, 100 to 8,000 (default 2,000).
+    max_tokens: Option<usize>,
+    /// "o200k_base" (default) or "cl100k_base".
+    tokenizer: Option<TokenizerName>,
+    /// Search hits considered (default 10).
+    limit: Option<usize>,
+    /// Only these toolkits.
+    toolkit: Option<Vec<String>>,
+    /// Only these doctypes.
+    doctype: Option<Vec<String>>,
+    /// Only these repositories.
+    repo: Option<Vec<String>>,
+    /// Only these categories.
+    category: Option<Vec<String>>,
+    /// Only doc_ids starting with one of these.
+    path_prefix: Option<Vec<String>>,
+    /// Evidence a passage needs, 0 to 1 (default 0.3).
+    threshold: Option<f32>,
+    /// "hybrid" (default), "bm25" or "vector".
+    mode: Option<Mode>,
+}
+
+/// set_weight's arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct WeightArgs {
+    /// The document to boost or demote.
+    doc_id: String,
+    /// Multiplier, clamped to 0.1 to 10.
+    multiplier: f32,
+    /// "global" (default), or a toolkit: applies when a search filters on it.
+    namespace: Option<String>,
+    /// Days until it expires, up to 365 (default 30).
+    ttl_days: Option<f64>,
+}
+
+/// No arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+fn read_only() -> ToolAnnotations {
+    ToolAnnotations::new()
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(false)
+}
+
+/// The tools a caller may use (set_weight for admins only).
+fn tools(admin: bool) -> Vec<Tool> {
+    use rmcp::handler::server::common::schema_for_type as schema;
+    let mut tools = vec![
+        Tool::new(
+            "search",
+            "Find passages of the indexed scientific-software repositories (code, docs, notebooks) that answer a question. Each hit: doc_id, start_line-end_line, snippet, github_url and permalink to cite. Use toolkit to stay within one package.",
+            schema::<SearchArgs>(),
+        ),
+        Tool::new(
+            "retrieve",
+            "Exact lines start..end of a document (doc_id from a search hit), byte for byte as at the indexed commit, with links. Read around a hit before quoting it.",
+            schema::<RetrieveArgs>(),
+        ),
+        Tool::new(
+            "retrieve_batch",
+            "retrieve for up to 50 spans at once; each item succeeds or fails on its own.",
+            schema::<BatchArgs>(),
+        ),
+        Tool::new(
+            "tree",
+            "List the doc_id hierarchy (categories, repositories, folders, files with doctype and line count) under a prefix: what is indexed.",
+            schema::<TreeArgs>(),
+        ),
+        Tool::new(
+            "context",
+            "Numbered, cited passages ([1], [2] …) for a question, cut at line boundaries to fit a token budget; says insufficient_evidence when nothing clears the threshold.",
+            schema::<ContextArgs>(),
+        ),
+        Tool::new(
+            "version",
+            "The index version served, its build time and model, and each repository's default branch and indexed commit.",
+            schema::<NoArgs>(),
+        ),
+        Tool::new(
+            "health",
+            "Whether an index is loaded, with document counts by repository and doctype.",
+            schema::<NoArgs>(),
+        ),
+    ];
+    for t in &mut tools {
+        t.annotations = Some(read_only());
+    }
+    if admin {
+        let mut t = Tool::new(
+            "set_weight",
+            "Admin only: multiply a document's ranking score (clamped 0.1 to 10) in a namespace until it expires.",
+            schema::<WeightArgs>(),
+        );
+        t.annotations = Some(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        );
+        tools.push(t);
+    }
+    tools
+}
+
+/// A tool error with the HTTP problem's code and field.
+fn tool_error(e: &ApiError) -> CallToolResult {
+    let value = json!({ "code": e.code, "field": e.field, "message": e.detail });
+    let mut r = CallToolResult::structured_error(value);
+    r.content = vec![ContentBlock::text(format!("error [{}]: {e}", e.code))];
+    r
+}
+
+/// A result as structured content plus the text a model can quote.
+fn tool_ok(value: Value, text: String) -> CallToolResult {
+    let mut r = CallToolResult::structured(value);
+    r.content = vec![ContentBlock::text(text)];
+    r
+}
+
+fn parse<T: DeserializeOwned>(args: &Value) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.inner().to_string();
+        let field = if path == "." {
+            message.split('`').nth(1).map(str::to_owned)
+        } else {
+            Some(path)
+        };
+        ApiError::malformed(field, message)
+    })
+}
+
+/// The caller an HTTP session authenticated as; a stdio session is the local user.
+fn caller(ctx: &RequestContext<RoleServer>) -> Caller {
+    match ctx.extensions.get::<http::request::Parts>() {
+        Some(parts) => parts
+            .extensions
+            .get::<rmcp::model::Extensions>()
+            .and_then(|e| e.get::<Caller>())
+            .cloned()
+            // Over HTTP the middleware always attaches one; never widen on its absence.
+            .unwrap_or_else(Caller::anonymous),
+        None => Caller::local(),
+    }
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+impl CairnMcp {
+    /// A service over `live`, running CPU work on `pool` within `deadline`.
+    pub fn new(live: Arc<LiveIndex>, pool: CpuPool, deadline: Duration) -> Self {
+        Self {
+            live,
+            pool,
+            deadline,
+        }
+    }
+
+    async fn cpu<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> Result<T, SearchError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        use crate::pool::PoolError;
+        use actix_web::http::StatusCode;
+        match self.pool.run(Instant::now() + self.deadline, f).await {
+            Ok(r) => r.map_err(ApiError::from),
+            Err(PoolError::Overloaded) => Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "overloaded",
+                "every search worker is busy; retry shortly",
+            )),
+            Err(PoolError::DeadlineExceeded) => Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "deadline_exceeded",
+                "the answer took too long; retry shortly",
+            )),
+            Err(PoolError::Panicked) => Err(ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "the search failed",
+            )),
+        }
+    }
+
+    /// Runs one tool; Err only for failures the caller caused or can retry.
+    async fn run_tool(
+        &self,
+        name: &str,
+        args: &Value,
+        who: &Caller,
+    ) -> Result<CallToolResult, ApiError> {
+        let engine = self.live.current();
+        let groups = who.groups.clone();
+        match name {
+            "search" => {
+                let a: SearchArgs = parse(args)?;
+                let req = SearchRequest {
+                    query: a.query,
+                    limit: a.limit.unwrap_or(10),
+                    filters: filters(a.toolkit, a.doctype, a.repo, a.category, a.path_prefix),
+                    threshold: a.threshold,
+                    mode: a.mode.unwrap_or_default(),
+                    groups,
+                };
+                let r = self.cpu(move || engine.search(&req)).await?;
+                Ok(tool_ok(to_value(&r), r.to_string()))
+            }
+            "retrieve" => {
+                let a: RetrieveArgs = parse(args)?;
+                let (s, e) = a.span();
+                let r = engine.retrieve(&a.doc_id, s, e, groups.as_deref())?;
+                Ok(tool_ok(to_value(&r), r.to_string()))
+            }
+            "retrieve_batch" => {
+                let a: BatchArgs = parse(args)?;
+                let items: Vec<(String, i64, i64)> = a
+                    .items
+                    .iter()
+                    .map(|i| {
+                        let (s, e) = i.span();
+                        (i.doc_id.clone(), s, e)
+                    })
+                    .collect();
+                let results = engine.retrieve_batch(&items, groups.as_deref())?;
+                let mut text = String::new();
+                let items: Vec<Value> = results
+                    .into_iter()
+                    .map(|r| match r {
+                        Ok(p) => {
+                            text.push_str(&p.to_string());
+                            json!({ "ok": true, "passage": p })
+                        }
+                        Err(e) => {
+                            let e = ApiError::from(e);
+                            text.push_str(&format!("error [{}]: {e}\n", e.code));
+                            json!({ "ok": false, "error": { "code": e.code, "field": e.field, "message": e.detail } })
+                        }
+                    })
+                    .collect();
+                let value =
+                    json!({ "items": items, "index_version": engine.snapshot().version.as_str() });
+                Ok(tool_ok(value, text))
+            }
+            "tree" => {
+                let a: TreeArgs = parse(args)?;
+                let r = engine.tree(
+                    a.prefix.as_deref().unwrap_or(""),
+                    a.depth.unwrap_or(2),
+                    a.max_entries.unwrap_or(500),
+                    groups.as_deref(),
+                )?;
+                Ok(tool_ok(to_value(&r), r.to_string()))
+            }
+            "context" => {
+                let a: ContextArgs = parse(args)?;
+                let req = ContextRequest {
+                    query: Some(a.query),
+                    messages: None,
+                    max_tokens: a.max_tokens.unwrap_or(0),
+                    limit: a.limit.unwrap_or(0),
+                    filters: filters(a.toolkit, a.doctype, a.repo, a.category, a.path_prefix),
+                    threshold: a.threshold,
+                    mode: a.mode.unwrap_or_default(),
+                    tokenizer: a.tokenizer.unwrap_or_default(),
+                    groups,
+                };
+                let r = self.cpu(move || engine.context(&req)).await?;
+                let text = r.context.clone();
+                Ok(tool_ok(to_value(&r), text))
+            }
+            "version" => {
+                let _: NoArgs = parse(args)?;
+                let r = engine.version(groups.as_deref());
+                let text = serde_json::to_string_pretty(&r).unwrap_or_default();
+                Ok(tool_ok(to_value(&r), text))
+            }
+            "health" => {
+                let _: NoArgs = parse(args)?;
+                let r = engine.health(groups.as_deref());
+                let text = serde_json::to_string_pretty(&r).unwrap_or_default();
+                Ok(tool_ok(to_value(&r), text))
+            }
+            "set_weight" if who.admin => {
+                let a: WeightArgs = parse(args)?;
+                let ns = a.namespace.unwrap_or_else(|| "global".to_owned());
+                let w =
+                    engine.set_weight(&a.doc_id, a.multiplier, &ns, a.ttl_days.unwrap_or(30.0))?;
+                let value = json!({
+                    "doc_id": a.doc_id, "namespace": ns, "multiplier": w.multiplier,
+                    "expires_at": w.expires_at, "index_version": engine.snapshot().version.as_str()
+                });
+                let text = format!(
+                    "weight {} set on {} in {ns} until unix time {}",
+                    w.multiplier, a.doc_id, w.expires_at
+                );
+                Ok(tool_ok(value, text))
+            }
+            other => Err(ApiError::new(
+                actix_web::http::StatusCode::NOT_FOUND,
+                "not_found",
+                format!("no tool named {other:?} for this caller"),
+            )),
+        }
+    }
+}
+
+/// Parses `cairn://doc/{doc_id}?lines=START-END` (lines optional).
+fn parse_doc_uri(uri: &str) -> Option<(String, Option<(i64, i64)>)> {
+    let rest = uri.strip_prefix(DOC_URI)?;
+    let (id, query) = match rest.split_once('?') {
+        Some((id, q)) => (id, Some(q)),
+        None => (rest, None),
+    };
+    // Percent-decoded here; the library then refuses any traversal the decoding revealed.
+    let id = percent_encoding::percent_decode_str(id)
+        .decode_utf8()
+        .ok()?
+        .into_owned();
+    let lines = match query {
+        None => None,
+        Some(q) => {
+            let v = url::form_urlencoded::parse(q.as_bytes())
+                .find(|(k, _)| k == "lines")
+                .map(|(_, v)| v.into_owned())?;
+            let (a, b) = v.split_once('-').unwrap_or((&v, &v));
+            Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+        }
+    };
+    Some((id, lines))
+}
+
+impl ServerHandler for CairnMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Citation search over scientific software repositories. Call `search` with the user's question \
+             (add toolkit to stay in one package), read around a hit with `retrieve`, and cite each passage \
+             by its permalink (exact lines of a pinned commit). When insufficient_evidence is true, say you \
+             do not know.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools(
+            caller(&context).admin,
+        )))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let who = caller(&context);
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let started = Instant::now();
+        let outcome = tokio::select! {
+            r = self.run_tool(&request.name, &args, &who) => r,
+            // The client gave up: stop waiting (a job already running finishes, unread).
+            () = context.ct.cancelled() => {
+                tracing::info!(tool = %request.name, "tool call cancelled by the client");
+                return Err(McpError::internal_error("cancelled", None));
+            }
+        };
+        tracing::info!(
+            target: "cairn::access",
+            tool = %request.name,
+            caller = %who.name,
+            ok = outcome.is_ok(),
+            micros = started.elapsed().as_micros() as u64,
+            "mcp tool call"
+        );
+        Ok(outcome.unwrap_or_else(|e| tool_error(&e)).into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let who = caller(&context);
+        let engine = self.live.current();
+        let start: usize = request
+            .and_then(|r| r.cursor)
+            .map(|c| {
+                c.parse()
+                    .map_err(|_| McpError::invalid_params("bad cursor", None))
+            })
+            .transpose()?
+            .unwrap_or(0);
+        let visible: Vec<_> = engine
+            .snapshot()
+            .docs
+            .iter()
+            .filter(|d| cairn_search::rank::visible(d, who.groups.as_deref()))
+            .collect();
+        let page: Vec<Resource> = visible
+            .iter()
+            .skip(start)
+            .take(RESOURCE_PAGE)
+            .map(|d| {
+                Resource::new(format!("{DOC_URI}{}", d.doc_id), d.doc_id.as_str())
+                    .with_description(format!("{} {} ({} lines)", d.repo, d.doctype, d.line_count))
+                    .with_mime_type("text/plain")
+                    .with_size(d.size)
+            })
+            .collect();
+        let mut result = ListResourcesResult::with_all_items(page);
+        if start + RESOURCE_PAGE < visible.len() {
+            result.next_cursor = Some((start + RESOURCE_PAGE).to_string());
+        }
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new(format!("{DOC_URI}{{+doc_id}}{{?lines}}"), "passage")
+                .with_description(
+                    "Exact lines of an indexed file: doc_id as search returns it, lines=START-END (at most 400).",
+                )
+                .with_mime_type("text/plain"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let who = caller(&context);
+        let (doc_id, lines) = parse_doc_uri(&request.uri).ok_or_else(|| {
+            McpError::invalid_params(
+                format!(
+                    "expected {DOC_URI}<doc_id>?lines=START-END, got {:?}",
+                    request.uri
+                ),
+                Some(json!({ "code": "invalid_argument", "field": "uri" })),
+            )
+        })?;
+        let (start, end) = lines.unwrap_or((1, i64::from(MAX_SPAN_LINES)));
+        let engine = self.live.current();
+        let r = engine
+            .retrieve(&doc_id, start, end, who.groups.as_deref())
+            .map_err(|e| {
+                let e = ApiError::from(e);
+                let data = Some(json!({ "code": e.code, "field": e.field }));
+                if e.code == "not_found" {
+                    McpError::resource_not_found(e.detail, data)
+                } else {
+                    McpError::invalid_params(e.detail, data)
+                }
+            })?;
+        let contents = ResourceContents::text(r.text, request.uri).with_mime_type("text/plain");
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+}
+
+/// The streamable-HTTP transport type mounted at `/mcp`.
+pub type HttpTransport = rmcp_actix_web::transport::StreamableHttpService<CairnMcp>;
+
+/// The transport for the HTTP server: sessions shared by every worker; the
+/// caller the auth middleware found is handed to each tool call.
+pub fn http_transport(
+    live: Arc<LiveIndex>,
+    pool: CpuPool,
+    opts: &crate::http::HttpOptions,
+) -> HttpTransport {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    let deadline = opts.deadline;
+    HttpTransport::builder()
+        .service_factory(Arc::new(move || {
+            Ok(CairnMcp::new(Arc::clone(&live), pool.clone(), deadline))
+        }))
+        .session_manager(Arc::new(LocalSessionManager::default()))
+        .allowed_hosts(opts.allowed_hosts.clone())
+        .allowed_origins(opts.allowed_origins.clone())
+        .on_request_fn(
+            |req: &actix_web::HttpRequest, ext: &mut rmcp::model::Extensions| {
+                use actix_web::HttpMessage;
+                if let Some(c) = req.extensions().get::<Caller>() {
+                    ext.insert(c.clone());
+                }
+            },
+        )
+        .build()
+}
+
+/// Serves MCP over stdin/stdout until the client closes it. Only protocol
+/// goes to stdout; logs go to stderr.
+pub async fn serve_stdio(live: Arc<LiveIndex>, deadline: Duration) -> Result<(), String> {
+    use rmcp::ServiceExt;
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let service = CairnMcp::new(live, CpuPool::new(cores, 64), deadline);
+    let running = service
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| e.to_string())?;
+    running.waiting().await.map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doc_uris_parse() {
+        assert_eq!(
+            parse_doc_uri("cairn://doc/general_tools/emcee/README.md?lines=3-9"),
+            Some(("general_tools/emcee/README.md".to_owned(), Some((3, 9))))
+        );
+        assert_eq!(
+            parse_doc_uri("cairn://doc/a/b/my%20file.py"),
+            Some(("a/b/my file.py".to_owned(), None))
+        );
+        assert_eq!(parse_doc_uri("cairn://doc/a/b/c?lines=x-2"), None);
+        assert_eq!(parse_doc_uri("file:///etc/passwd"), None);
+    }
+
+    #[test]
+    fn set_weight_is_listed_for_admins_only() {
+        let names = |admin| -> Vec<String> {
+            tools(admin)
+                .into_iter()
+                .map(|t| t.name.to_string())
+                .collect()
+        };
+        assert!(!names(false).contains(&"set_weight".to_owned()));
+        assert!(names(true).contains(&"set_weight".to_owned()));
+        assert_eq!(names(false).len(), 7);
+    }
+}

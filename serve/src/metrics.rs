@@ -1,0 +1,104 @@
+//! Prometheus metrics: requests, latency histograms, errors by code, the
+//! live index version, swaps, and the CPU queue.
+
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+    TextEncoder,
+};
+use std::time::Duration;
+
+/// The server's metrics, registered in their own registry.
+pub struct Metrics {
+    registry: Registry,
+    requests: IntCounterVec,
+    latency: HistogramVec,
+    errors: IntCounterVec,
+    index: IntGaugeVec,
+    swaps: IntCounterVec,
+    queue: IntGauge,
+}
+
+impl Metrics {
+    /// Registers every metric.
+    pub fn new() -> Result<Self, prometheus::Error> {
+        let registry = Registry::new_custom(Some("cairn".to_owned()), None)?;
+        let requests = IntCounterVec::new(
+            Opts::new("http_requests_total", "HTTP requests by route and status"),
+            &["route", "method", "status"],
+        )?;
+        let latency = HistogramVec::new(
+            HistogramOpts::new(
+                "http_request_duration_seconds",
+                "HTTP request latency by route",
+            )
+            .buckets(vec![
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+            ]),
+            &["route"],
+        )?;
+        let errors = IntCounterVec::new(
+            Opts::new("errors_total", "Error responses by problem code"),
+            &["code"],
+        )?;
+        let index = IntGaugeVec::new(
+            Opts::new("index_info", "The index version being served (value 1)"),
+            &["index_version"],
+        )?;
+        let swaps = IntCounterVec::new(
+            Opts::new("index_swaps_total", "Hot swaps by result"),
+            &["result"],
+        )?;
+        let queue = IntGauge::new("cpu_queue_depth", "Search jobs queued or running")?;
+        registry.register(Box::new(requests.clone()))?;
+        registry.register(Box::new(latency.clone()))?;
+        registry.register(Box::new(errors.clone()))?;
+        registry.register(Box::new(index.clone()))?;
+        registry.register(Box::new(swaps.clone()))?;
+        registry.register(Box::new(queue.clone()))?;
+        Ok(Self {
+            registry,
+            requests,
+            latency,
+            errors,
+            index,
+            swaps,
+            queue,
+        })
+    }
+
+    /// Records one finished request.
+    pub fn request(&self, route: &str, method: &str, status: u16, took: Duration) {
+        self.requests
+            .with_label_values(&[route, method, status.to_string().as_str()])
+            .inc();
+        self.latency
+            .with_label_values(&[route])
+            .observe(took.as_secs_f64());
+    }
+
+    /// Records an error response.
+    pub fn error(&self, code: &str) {
+        self.errors.with_label_values(&[code]).inc();
+    }
+
+    /// Records the version now live.
+    pub fn live_version(&self, version: &str) {
+        self.index.reset();
+        self.index.with_label_values(&[version]).set(1);
+    }
+
+    /// Records a swap attempt (`ok` or `refused`).
+    pub fn swap(&self, result: &str) {
+        self.swaps.with_label_values(&[result]).inc();
+    }
+
+    /// The text exposition, with the queue depth read now.
+    pub fn render(&self, queue_depth: usize) -> String {
+        self.queue.set(queue_depth as i64);
+        let mut out = Vec::new();
+        if let Err(e) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {
+            tracing::error!(error = %e, "metrics encoding failed");
+        }
+        String::from_utf8(out).unwrap_or_default()
+    }
+}

@@ -1,0 +1,888 @@
+//! The HTTP API in process (`actix_web::test` on the real app factory) over a
+//! fixture index: shapes, limits, auth and ACL, problem bodies, OpenAPI.
+
+use crate::fixtures::World;
+use actix_web::body::MessageBody;
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::{test, web};
+use cairn_embed::DevicePref;
+use cairn_search::EngineOptions;
+use cairn_serve::auth::{Authenticator, TokenStore};
+use cairn_serve::http::{AppState, HttpOptions, app};
+use cairn_serve::live::LiveIndex;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// A served fixture index and a token for each kind of caller.
+pub struct Served {
+    pub w: World,
+    pub state: web::Data<AppState>,
+    /// No groups.
+    pub reader: String,
+    /// Group `team-a`.
+    pub team: String,
+    /// Admin, no groups.
+    pub admin: String,
+}
+
+/// Builds the fixture index (alpha restricted to `alpha_groups` when given) and its server state.
+pub fn served(alpha_groups: Option<&str>, tweak: impl FnOnce(&mut HttpOptions)) -> Served {
+    let w = World::new();
+    if let Some(g) = alpha_groups {
+        w.write_config(&format!("    groups: [{g}]\n"));
+    }
+    let long: String = (1..=450).map(|i| format!("line {i}\n")).collect();
+    crate::fixtures::commit(
+        &w.alpha_repo(),
+        &[("docs/long.txt", long.into_bytes())],
+        "a long file",
+    );
+    let built = w.build("out", &[]);
+    assert!(
+        built.status.success(),
+        "{}",
+        crate::fixtures::stderr(&built)
+    );
+    let store = TokenStore::new(w.path("tokens.json"));
+    let reader = store.add("reader", &[], false).expect("token");
+    let team = store
+        .add("team", &["team-a".to_owned()], false)
+        .expect("token");
+    let admin = store.add("admin", &[], true).expect("token");
+    let live = LiveIndex::open(EngineOptions {
+        index: w.path("out"),
+        model_dir: Some(w.model.clone()),
+        device: DevicePref::Cpu,
+    })
+    .expect("open");
+    let auth = Authenticator::new(Some(w.path("tokens.json")), None, false).expect("auth");
+    let mut opts = HttpOptions::new("127.0.0.1:8080".parse().expect("addr"));
+    tweak(&mut opts);
+    let state = AppState::new(Arc::new(live), Arc::new(auth), opts).expect("state");
+    Served {
+        w,
+        state,
+        reader,
+        team,
+        admin,
+    }
+}
+
+pub fn bearer(token: &str) -> (&'static str, String) {
+    ("Authorization", format!("Bearer {token}"))
+}
+
+/// Status, headers of interest and JSON body of a response.
+pub async fn parts(res: ServiceResponse<impl MessageBody>) -> (StatusCode, String, Value) {
+    let status = res.status();
+    let ct = res
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let bytes = test::read_body(res).await;
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    (status, ct, body)
+}
+
+macro_rules! call {
+    ($app:expr, $req:expr) => {
+        parts(test::call_service(&$app, $req.to_request()).await).await
+    };
+}
+
+fn get(uri: &str, token: &str) -> test::TestRequest {
+    test::TestRequest::get()
+        .uri(uri)
+        .insert_header(bearer(token))
+}
+
+fn post(uri: &str, token: &str, body: Value) -> test::TestRequest {
+    test::TestRequest::post()
+        .uri(uri)
+        .insert_header(bearer(token))
+        .set_json(body)
+}
+
+fn assert_problem(status: StatusCode, ct: &str, body: &Value, want: StatusCode, code: &str) {
+    assert_eq!(status, want, "{body}");
+    assert_eq!(ct, "application/problem+json", "{body}");
+    assert_eq!(body["code"], code, "{body}");
+    assert_eq!(body["status"], want.as_u16());
+    assert!(body["type"].as_str().is_some_and(|t| t.ends_with(code)));
+    assert!(body["title"].is_string() && body["detail"].is_string());
+    assert_eq!(body["trace_id"].as_str().map(str::len), Some(32), "{body}");
+}
+
+/// Values that differ between runs or machines, kept out of snapshots.
+fn stable(mut v: Value) -> Value {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    match k.as_str() {
+                        "index_version" | "built_at" | "trace_id" => *x = json!("[redacted]"),
+                        "score" | "rrf" | "bm25" | "vector" | "weight" | "expires_at"
+                        | "tokens" => *x = json!("[number]"),
+                        _ => walk(x),
+                    }
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(walk),
+            // The version also appears inside the context block's preamble.
+            Value::String(t) => {
+                if let Some(at) = t.find("cairn index ") {
+                    let start = at + "cairn index ".len();
+                    if t.len() >= start + 16 {
+                        t.replace_range(start..start + 16, "[redacted]");
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(&mut v);
+    v
+}
+
+#[actix_web::test]
+async fn every_endpoint_answers_in_its_shape() {
+    let s = served(None, |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    let t = &s.reader;
+
+    let (st, _, search) = call!(app, get("/search?query=fit_model&limit=3", t));
+    assert_eq!(st, StatusCode::OK, "{search}");
+    assert_eq!(
+        search["hits"][0]["doc_id"],
+        "science/alpha/src/alpha/core.py"
+    );
+    insta::assert_json_snapshot!("search_get", stable(search.clone()));
+    let (_, _, posted) = call!(
+        app,
+        post("/search", t, json!({"query": "fit_model", "limit": 3}))
+    );
+    assert_eq!(stable(posted), stable(search), "GET and POST answer alike");
+
+    let (st, _, r) = call!(
+        app,
+        post(
+            "/retrieve",
+            t,
+            json!({"doc_id": "science/alpha/src/alpha/core.py", "start": 5, "end": 7})
+        )
+    );
+    assert_eq!(st, StatusCode::OK);
+    insta::assert_json_snapshot!("retrieve", stable(r));
+
+    let (st, _, b) = call!(
+        app,
+        post(
+            "/retrieve/batch",
+            t,
+            json!({"items": [
+                {"doc_id": "science/alpha/README.md", "start": 1, "end": 3},
+                {"doc_id": "science/alpha/nope.md", "start": 1, "end": 3}
+            ]})
+        )
+    );
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(b["items"][1]["error"]["code"], "not_found");
+    insta::assert_json_snapshot!("retrieve_batch", stable(b));
+
+    let (st, _, tr) = call!(app, get("/tree?prefix=science/alpha&depth=1", t));
+    assert_eq!(st, StatusCode::OK);
+    insta::assert_json_snapshot!("tree", stable(tr));
+
+    let (st, _, c) = call!(
+        app,
+        post(
+            "/context",
+            t,
+            json!({"messages": [{"role": "user", "content": "how do I fit_model"}], "max_tokens": 1000, "threshold": 0.0})
+        )
+    );
+    assert_eq!(st, StatusCode::OK, "{c}");
+    assert_eq!(c["messages"][0]["role"], "system");
+    // A tight budget cuts passages at line boundaries and never overshoots.
+    for budget in [100, 150, 200, 300] {
+        let (_, _, tight) = call!(
+            app,
+            post(
+                "/context",
+                t,
+                json!({"query": "how do I fit_model", "max_tokens": budget, "threshold": 0.0})
+            )
+        );
+        let used = tight["tokens"].as_u64().unwrap_or(u64::MAX);
+        assert!(used <= budget, "{used} tokens over a budget of {budget}");
+        let block = tight["context"].as_str().unwrap_or("");
+        for cite in tight["citations"].as_array().into_iter().flatten() {
+            let (start, end) = (cite["start_line"].as_u64(), cite["end_line"].as_u64());
+            let header = format!(
+                "[{}] {} lines {}-{}",
+                cite["n"],
+                cite["doc_id"].as_str().unwrap_or(""),
+                start.unwrap_or(0),
+                end.unwrap_or(0)
+            );
+            assert!(block.contains(&header), "{header} not in {block}");
+        }
+    }
+    insta::assert_json_snapshot!("context", stable(c));
+
+    let (st, _, v) = call!(app, get("/version", t));
+    assert_eq!(st, StatusCode::OK);
+    insta::assert_json_snapshot!("version", stable(v));
+
+    for path in ["/health", "/ready"] {
+        let (st, _, body) = call!(app, test::TestRequest::get().uri(path));
+        assert_eq!(st, StatusCode::OK, "{path} needs no token");
+        insta::assert_json_snapshot!(path.trim_start_matches('/'), stable(body));
+    }
+
+    let res = test::call_service(&app, test::TestRequest::get().uri("/metrics").to_request()).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let text = String::from_utf8_lossy(&test::read_body(res).await).into_owned();
+    assert!(text.contains("cairn_http_requests_total{"), "{text}");
+    assert!(text.contains("cairn_http_request_duration_seconds_bucket{"));
+    assert!(text.contains("cairn_index_info{index_version="));
+
+    let (st, _, w) = call!(
+        app,
+        post(
+            "/weight",
+            &s.admin,
+            json!({"doc_id": "science/alpha/README.md", "multiplier": 50, "ttl_days": 1})
+        )
+    );
+    assert_eq!(st, StatusCode::OK, "{w}");
+    assert_eq!(w["multiplier"], 10.0, "clamped");
+    insta::assert_json_snapshot!("weight", stable(w));
+}
+
+#[actix_web::test]
+async fn limits_just_under_at_and_over() {
+    let s = served(None, |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    let t = &s.reader;
+    let ok = StatusCode::OK;
+    let bad = StatusCode::UNPROCESSABLE_ENTITY;
+
+    for (q, want) in [(999, ok), (1000, ok), (1001, bad)] {
+        let (st, ct, body) = call!(app, post("/search", t, json!({"query": "a".repeat(q)})));
+        if want == ok {
+            assert_eq!(st, ok, "{q} chars: {body}");
+        } else {
+            assert_problem(st, &ct, &body, bad, "invalid_argument");
+            assert_eq!(body["field"], "query");
+        }
+    }
+    for (limit, want) in [(49, ok), (50, ok), (51, bad)] {
+        let (st, ct, body) = call!(app, get(&format!("/search?query=fit&limit={limit}"), t));
+        if want == ok {
+            assert_eq!(st, ok, "limit {limit}: {body}");
+        } else {
+            assert_problem(st, &ct, &body, bad, "invalid_argument");
+            assert_eq!(body["field"], "limit");
+        }
+    }
+    let item = json!({"doc_id": "science/alpha/README.md", "start": 1, "end": 2});
+    for (n, want) in [(49, ok), (50, ok), (51, bad)] {
+        let (st, ct, body) = call!(
+            app,
+            post(
+                "/retrieve/batch",
+                t,
+                json!({ "items": vec![item.clone(); n] })
+            )
+        );
+        if want == ok {
+            assert_eq!(st, ok, "{n} items: {body}");
+            assert_eq!(body["items"].as_array().map(Vec::len), Some(n));
+        } else {
+            assert_problem(st, &ct, &body, bad, "invalid_argument");
+            assert_eq!(body["field"], "items");
+        }
+    }
+    // Spans: at most 400 lines.
+    let long = "science/alpha/docs/long.txt";
+    for (end, clamped, got) in [(399, false, 399), (400, false, 400), (401, true, 400)] {
+        let (st, _, body) = call!(
+            app,
+            post(
+                "/retrieve",
+                t,
+                json!({"doc_id": long, "start": 1, "end": end})
+            )
+        );
+        assert_eq!(st, ok);
+        assert_eq!(body["clamped"], clamped, "end {end}");
+        assert_eq!(body["end_line"], got);
+        assert_eq!(
+            body["text"].as_str().map(|t| t.lines().count()),
+            Some(got as usize)
+        );
+    }
+    let doc = "science/alpha/src/alpha/core.py";
+    let (_, _, body) = call!(
+        app,
+        post(
+            "/retrieve",
+            t,
+            json!({"doc_id": doc, "start": 10, "end": 99})
+        )
+    );
+    assert_eq!(
+        (body["end_line"].as_u64(), body["clamped"].as_bool()),
+        (Some(16), Some(true))
+    );
+    let (st, ct, body) = call!(
+        app,
+        post("/retrieve", t, json!({"doc_id": doc, "start": 0, "end": 3}))
+    );
+    assert_problem(st, &ct, &body, bad, "invalid_argument");
+    assert_eq!(body["field"], "start");
+    let (st, ct, body) = call!(
+        app,
+        post("/retrieve", t, json!({"doc_id": doc, "start": 5, "end": 3}))
+    );
+    assert_problem(st, &ct, &body, bad, "invalid_argument");
+    assert_eq!(body["field"], "end");
+
+    // The body limit: 64 KiB.
+    let limit = cairn_serve::http::MAX_BODY_BYTES;
+    let padded = |size: usize| {
+        let mut body = r#"{"query": "fit", "path_prefix": [""#.to_owned();
+        let tail = r#""]}"#;
+        body.push_str(&"s".repeat(size - body.len() - tail.len()));
+        body.push_str(tail);
+        assert_eq!(body.len(), size);
+        body
+    };
+    for (size, want) in [
+        (limit - 1, ok),
+        (limit, ok),
+        (limit + 1, StatusCode::PAYLOAD_TOO_LARGE),
+    ] {
+        let req = test::TestRequest::post()
+            .uri("/search")
+            .insert_header(bearer(t))
+            .insert_header(("content-type", "application/json"))
+            .set_payload(padded(size));
+        let (st, ct, body) = call!(app, req);
+        if want == ok {
+            assert_eq!(st, ok, "{size} bytes: {body}");
+        } else {
+            assert_problem(st, &ct, &body, want, "payload_too_large");
+        }
+    }
+}
+
+#[actix_web::test]
+async fn bad_input_gets_problems_naming_the_field() {
+    let s = served(None, |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    let t = &s.reader;
+    let cases: Vec<(test::TestRequest, StatusCode, &str, Option<&str>)> = vec![
+        (
+            get("/search?limit=3", t),
+            StatusCode::BAD_REQUEST,
+            "malformed_request",
+            Some("query"),
+        ),
+        (
+            get("/search?query=x&limit=ten", t),
+            StatusCode::BAD_REQUEST,
+            "malformed_request",
+            Some("limit"),
+        ),
+        (
+            get("/search?query=x&mode=fast", t),
+            StatusCode::BAD_REQUEST,
+            "malformed_request",
+            Some("mode"),
+        ),
+        (
+            get("/search?query=x&colour=red", t),
+            StatusCode::BAD_REQUEST,
+            "malformed_request",
+            Some("colour"),
+        ),
+        (
+            get("/search?query=x&doctype=poem", t),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_argument",
+            Some("doctype"),
+        ),
+        (
+            get("/search?query=x&threshold=2", t),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_argument",
+            Some("threshold"),
+        ),
+        (
+            post("/retrieve", t, json!({"doc_id": "../etc/passwd"})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_argument",
+            Some("doc_id"),
+        ),
+        (
+            post("/retrieve", t, json!({"doc_id": "science/alpha/%2e%2e/x"})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_argument",
+            Some("doc_id"),
+        ),
+        (
+            post(
+                "/retrieve",
+                t,
+                json!({"doc_id": "science/alpha/missing.py"}),
+            ),
+            StatusCode::NOT_FOUND,
+            "not_found",
+            Some("doc_id"),
+        ),
+        (
+            post("/retrieve", t, json!({"doc_id": 7})),
+            StatusCode::BAD_REQUEST,
+            "malformed_request",
+            Some("doc_id"),
+        ),
+        (
+            post(
+                "/retrieve/batch",
+                t,
+                json!({"items": [{"doc_id": "a/b/c", "start": "x"}]}),
+            ),
+            StatusCode::BAD_REQUEST,
+            "malformed_request",
+            Some("items[0].start"),
+        ),
+        (
+            post("/context", t, json!({"max_tokens": 50, "query": "x"})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_argument",
+            Some("max_tokens"),
+        ),
+        (
+            post("/context", t, json!({})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_argument",
+            Some("query"),
+        ),
+        (get("/nowhere", t), StatusCode::NOT_FOUND, "not_found", None),
+        (
+            test::TestRequest::delete()
+                .uri("/search")
+                .insert_header(bearer(t)),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            None,
+        ),
+    ];
+    for (req, want, code, field) in cases {
+        let (st, ct, body) = call!(app, req);
+        assert_problem(st, &ct, &body, want, code);
+        assert_eq!(body["field"].as_str(), field, "{body}");
+    }
+    let req = test::TestRequest::post()
+        .uri("/search")
+        .insert_header(bearer(t))
+        .insert_header(("content-type", "application/json"))
+        .set_payload("{\"query\": ");
+    let (st, ct, body) = call!(app, req);
+    assert_problem(st, &ct, &body, StatusCode::BAD_REQUEST, "malformed_request");
+    let req = test::TestRequest::post()
+        .uri("/search")
+        .insert_header(bearer(t))
+        .insert_header(("content-type", "text/plain"))
+        .set_payload("query");
+    let (st, ct, body) = call!(app, req);
+    assert_problem(
+        st,
+        &ct,
+        &body,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+    );
+
+    // The trace id in the body is the one in the header (and in the log line).
+    let res = test::call_service(&app, get("/search", t).to_request()).await;
+    let header = res
+        .headers()
+        .get("x-trace-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let (_, _, body) = parts(res).await;
+    assert_eq!(body["trace_id"].as_str(), header.as_deref());
+    // A caller's own request id is used when it is safe to echo.
+    let req = get("/search", t).insert_header(("x-request-id", "bot-42"));
+    let (_, _, body) = call!(app, req);
+    assert_eq!(body["trace_id"], "bot-42");
+}
+
+#[actix_web::test]
+async fn auth_matrix_and_acl() {
+    let s = served(Some("team-a"), |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    let secret = "science/alpha/src/alpha/core.py";
+
+    // No token, a bad token, a malformed header.
+    let (st, ct, body) = call!(app, test::TestRequest::get().uri("/search?query=fit"));
+    assert_problem(st, &ct, &body, StatusCode::UNAUTHORIZED, "unauthorized");
+    let res = test::call_service(
+        &app,
+        test::TestRequest::get()
+            .uri("/search?query=fit")
+            .to_request(),
+    )
+    .await;
+    assert!(res.headers().contains_key("www-authenticate"));
+    let (st, ct, body) = call!(app, get("/search?query=fit", "cairn_0000"));
+    assert_problem(st, &ct, &body, StatusCode::UNAUTHORIZED, "unauthorized");
+    let req = test::TestRequest::get()
+        .uri("/search?query=fit")
+        .insert_header(("Authorization", "Basic dXNlcjpwYXNz"));
+    let (st, ct, body) = call!(app, req);
+    assert_problem(st, &ct, &body, StatusCode::UNAUTHORIZED, "unauthorized");
+
+    // A reader without team-a: the restricted doc does not exist for them.
+    let (st, _, r) = call!(app, get("/search?query=fit_model&limit=50", &s.reader));
+    assert_eq!(st, StatusCode::OK);
+    assert!(
+        r["hits"]
+            .as_array()
+            .is_some_and(|h| h.iter().all(|h| h["repo"] != "alpha")),
+        "{r}"
+    );
+    let (st, ct, missing) = call!(
+        app,
+        post(
+            "/retrieve",
+            &s.reader,
+            json!({"doc_id": "science/alpha/nope.py"})
+        )
+    );
+    assert_problem(st, &ct, &missing, StatusCode::NOT_FOUND, "not_found");
+    let (st, ct, hidden) = call!(app, post("/retrieve", &s.reader, json!({"doc_id": secret})));
+    assert_problem(st, &ct, &hidden, StatusCode::NOT_FOUND, "not_found");
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        v["trace_id"] = json!(null);
+        v["detail"] = json!(null);
+        v
+    };
+    assert_eq!(strip(&hidden), strip(&missing), "no existence leak");
+    let (_, _, tree) = call!(app, get("/tree?depth=5", &s.reader));
+    assert!(!tree.to_string().contains("alpha"), "{tree}");
+    let (_, _, version) = call!(app, get("/version", &s.reader));
+    assert!(!version.to_string().contains("alpha"), "{version}");
+    let (_, _, ctx) = call!(
+        app,
+        post(
+            "/context",
+            &s.reader,
+            json!({"query": "fit_model", "threshold": 0.0})
+        )
+    );
+    assert!(!ctx.to_string().contains("science/alpha"), "{ctx}");
+
+    // A team-a member sees it.
+    let (st, _, r) = call!(app, post("/retrieve", &s.team, json!({"doc_id": secret})));
+    assert_eq!(st, StatusCode::OK, "{r}");
+    let (_, _, r) = call!(app, get("/search?query=fit_model&limit=50", &s.team));
+    assert!(
+        r["hits"]
+            .as_array()
+            .is_some_and(|h| h.iter().any(|h| h["repo"] == "alpha"))
+    );
+
+    // Weights: admin only.
+    let w = json!({"doc_id": "tools/beta/README.md", "multiplier": 2});
+    let (st, ct, body) = call!(app, post("/weight", &s.team, w.clone()));
+    assert_problem(st, &ct, &body, StatusCode::FORBIDDEN, "forbidden");
+    let (st, _, _) = call!(app, post("/weight", &s.admin, w));
+    assert_eq!(st, StatusCode::OK);
+
+    // Revoked tokens stop working once the server rereads the file.
+    TokenStore::new(s.w.path("tokens.json"))
+        .revoke("team")
+        .expect("revoke");
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(s.w.path("tokens.json"))
+        .and_then(|f| f.set_modified(later))
+        .expect("touch");
+    s.state.check_for_changes(false);
+    let (st, ct, body) = call!(app, get("/search?query=fit", &s.team));
+    assert_problem(st, &ct, &body, StatusCode::UNAUTHORIZED, "unauthorized");
+
+    // Origins: an unknown browser origin is refused before anything else.
+    let req = get("/search?query=fit", &s.reader).insert_header(("Origin", "http://evil.example"));
+    let (st, ct, body) = call!(app, req);
+    assert_problem(st, &ct, &body, StatusCode::FORBIDDEN, "forbidden");
+    let req =
+        get("/search?query=fit", &s.reader).insert_header(("Origin", "http://localhost:8080"));
+    let (st, _, _) = call!(app, req);
+    assert_eq!(st, StatusCode::OK);
+}
+
+#[actix_web::test]
+async fn rate_limits_answer_429_with_retry_after() {
+    let s = served(None, |o| o.rate_limit = Some(3));
+    let app = test::init_service(app(s.state.clone())).await;
+    for _ in 0..3 {
+        let (st, _, _) = call!(app, get("/version", &s.reader));
+        assert_eq!(st, StatusCode::OK);
+    }
+    let res = test::call_service(&app, get("/version", &s.reader).to_request()).await;
+    assert_eq!(
+        res.headers().get("retry-after").map(|v| v.as_bytes()),
+        Some(&b"20"[..])
+    );
+    let (st, ct, body) = parts(res).await;
+    assert_problem(
+        st,
+        &ct,
+        &body,
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+    );
+    let (st, _, _) = call!(app, get("/version", &s.team));
+    assert_eq!(st, StatusCode::OK, "other callers keep their budget");
+    let (st, _, _) = call!(app, test::TestRequest::get().uri("/health"));
+    assert_eq!(st, StatusCode::OK, "probes are not rate limited");
+}
+
+#[actix_web::test]
+async fn a_full_queue_answers_503_and_a_panic_500() {
+    // No CPU worker can take a job: the queue of one fills at once.
+    let s = served(None, |o| {
+        o.cpu_workers = 1;
+        o.queue = 1;
+        o.deadline = std::time::Duration::from_millis(300);
+    });
+    let blocker = s.state.clone();
+    // Occupy the only worker and the only queue slot for longer than the deadline.
+    let hold = || std::thread::sleep(std::time::Duration::from_millis(800));
+    let pause = || actix_web::rt::time::sleep(std::time::Duration::from_millis(100));
+    let a = actix_web::rt::spawn({
+        let st = blocker.clone();
+        async move { st.cpu(hold).await }
+    });
+    pause().await; // the worker has taken it
+    let b = actix_web::rt::spawn({
+        let st = blocker.clone();
+        async move { st.cpu(hold).await }
+    });
+    pause().await; // and this one waits in the queue
+    let app = test::init_service(app(s.state.clone()).route(
+        "/explode",
+        web::get().to(|| async {
+            if std::hint::black_box(true) {
+                panic!("kaboom: secret internals");
+            }
+            "unreachable"
+        }),
+    ))
+    .await;
+    let res = test::call_service(&app, get("/search?query=fit", &s.reader).to_request()).await;
+    assert!(res.headers().contains_key("retry-after"));
+    let (st, ct, body) = parts(res).await;
+    assert_problem(
+        st,
+        &ct,
+        &body,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "overloaded",
+    );
+    let _ = (a.await, b.await);
+
+    // A panic leaves the middleware as an error, which the server answers with
+    // its own response (what actix's dispatcher sends on the wire).
+    let err = test::try_call_service(&app, get("/explode", &s.reader).to_request())
+        .await
+        .err()
+        .expect("the panic became an error");
+    let res = err.error_response();
+    assert!(res.headers().contains_key("x-trace-id"));
+    let status = res.status();
+    let ct = res
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let bytes = actix_web::body::to_bytes(res.into_body())
+        .await
+        .unwrap_or_default();
+    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    assert_problem(
+        status,
+        &ct,
+        &body,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal",
+    );
+    assert!(
+        !body.to_string().contains("kaboom"),
+        "no panic text to clients"
+    );
+    let (st, _, _) = call!(app, get("/version", &s.reader));
+    assert_eq!(st, StatusCode::OK, "the server carries on");
+}
+
+#[actix_web::test]
+async fn responses_are_compressed_when_asked() {
+    let s = served(None, |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    for enc in ["gzip", "br"] {
+        let req = get("/tree?depth=9", &s.reader).insert_header(("Accept-Encoding", enc));
+        let res = app.call(req.to_request()).await.expect("call");
+        assert_eq!(
+            res.headers()
+                .get("content-encoding")
+                .map(|v| v.to_str().unwrap_or("")),
+            Some(enc)
+        );
+    }
+}
+
+#[actix_web::test]
+async fn the_openapi_document_is_valid_for_gpt_actions() {
+    let s = served(None, |o| {
+        o.public_url = Some("https://cairn.example.org".into())
+    });
+    let app = test::init_service(app(s.state.clone())).await;
+    let (st, _, doc) = call!(app, test::TestRequest::get().uri("/openapi.json"));
+    assert_eq!(st, StatusCode::OK);
+
+    // The official OpenAPI 3.1 schema (spec.openapis.org, vendored).
+    let schema: Value =
+        serde_json::from_str(include_str!("data/openapi-3.1-schema.json")).expect("schema");
+    let validator = jsonschema::validator_for(&schema).expect("compile the OAS 3.1 schema");
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+
+    // What GPT Actions needs on top.
+    assert!(
+        doc["openapi"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("3.1."))
+    );
+    assert_eq!(doc["servers"][0]["url"], "https://cairn.example.org");
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
+    let mut ids = std::collections::BTreeSet::new();
+    let paths = doc["paths"].as_object().expect("paths");
+    for (path, item) in paths {
+        for (method, op) in item.as_object().expect("item") {
+            let id = op["operationId"].as_str().expect("operationId");
+            assert!(ids.insert(id.to_owned()), "duplicate operationId {id}");
+            let desc = op["description"].as_str().unwrap_or("");
+            assert!(
+                !desc.is_empty() && desc.len() <= 300,
+                "{id}: description of {} chars",
+                desc.len()
+            );
+            if method == "post" {
+                let consequential = op["x-openai-isConsequential"].as_bool();
+                assert_eq!(consequential, Some(path == "/weight"), "{method} {path}");
+            }
+            for p in op["parameters"].as_array().into_iter().flatten() {
+                let d = p["description"].as_str().unwrap_or("");
+                assert!(
+                    !d.is_empty() && d.len() <= 700,
+                    "{id}: parameter {}",
+                    p["name"]
+                );
+            }
+        }
+    }
+    for want in [
+        "searchCitations",
+        "searchCitationsPost",
+        "retrievePassage",
+        "retrievePassages",
+        "listDocuments",
+        "buildContext",
+        "setWeight",
+        "getIndexVersion",
+    ] {
+        assert!(ids.contains(want), "{want} missing");
+    }
+}
+
+#[actix_web::test]
+async fn responses_stay_under_gpt_actions_size_limit() {
+    let s = served(None, |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    let item = json!({"doc_id": "science/alpha/src/alpha/core.py"});
+    let req = post(
+        "/retrieve/batch",
+        &s.reader,
+        json!({ "items": vec![item; 50] }),
+    );
+    let res = test::call_service(&app, req.to_request()).await;
+    let body = test::read_body(res).await;
+    assert!(body.len() < 100_000, "{} bytes", body.len());
+    let req = get(
+        "/search?query=alpha%20fit%20model%20magnification&limit=50",
+        &s.reader,
+    );
+    let res = test::call_service(&app, req.to_request()).await;
+    assert!(test::read_body(res).await.len() < 100_000);
+}
+
+mod acl_property {
+    use super::{AppState, World, app, get, parts, post, served};
+    use actix_web::http::StatusCode;
+    use actix_web::{test as atest, web};
+    use proptest::prelude::*;
+    use serde_json::json;
+    use std::sync::Arc;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        /// Whatever the query, filters and mode, a caller only ever sees its groups' documents.
+        #[test]
+        fn results_stay_within_the_callers_groups(
+            query in "(fit|model|alpha|beta|magnification|lens|install|data|t_E|the){1,4}",
+            mode in prop::sample::select(vec!["hybrid", "bm25", "vector"]),
+            as_team in any::<bool>(),
+        ) {
+            let s = SERVED.with(|s| s.clone());
+            let token = if as_team { s.1.clone() } else { s.2.clone() };
+            let sys = actix_web::rt::System::new();
+            sys.block_on(async {
+                let app = atest::init_service(app(s.0.clone())).await;
+                let uri = format!("/search?query={}&mode={mode}&limit=50", query.replace(' ', "+"));
+                let (st, _, body) = parts(atest::call_service(&app, get(&uri, &token).to_request()).await).await;
+                prop_assert_eq!(st, StatusCode::OK);
+                for h in body["hits"].as_array().into_iter().flatten() {
+                    prop_assert!(as_team || h["repo"] != "alpha", "{} leaked to a reader", h["doc_id"]);
+                }
+                let req = post("/context", &token, json!({"query": query, "threshold": 0.0}));
+                let (_, _, ctx) = parts(atest::call_service(&app, req.to_request()).await).await;
+                if !as_team {
+                    prop_assert!(!ctx.to_string().contains("science/alpha"));
+                }
+                Ok(())
+            })?;
+        }
+    }
+
+    thread_local! {
+        /// One served index per test thread (building is the slow part).
+        static SERVED: (web::Data<AppState>, String, String, Arc<World>) = {
+            let s = served(Some("team-a"), |_| {});
+            (s.state, s.team, s.reader, Arc::new(s.w))
+        };
+    }
+}

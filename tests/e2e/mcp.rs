@@ -1,0 +1,184 @@
+//! MCP with a real client (rmcp's): a spawned `cairn mcp` over stdio, and
+//! `/mcp` on a running `cairn serve` over streamable HTTP with bearer tokens.
+
+use crate::fixtures::World;
+use crate::serve_process::Server;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ReadResourceRequestParams};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{ServiceExt, transport::StreamableHttpClientTransport};
+use serde_json::{Value, json};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+async fn call(
+    client: &RunningService<RoleClient, ()>,
+    name: &'static str,
+    args: Value,
+) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(name).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn text(r: &CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn stdio_session_runs_every_tool_and_resource() {
+    let w = World::new();
+    assert!(w.build("out", &[]).status.success());
+    runtime().block_on(async {
+        let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn")).configure(|c| {
+            c.arg("mcp")
+                .arg("--index")
+                .arg(w.path("out"))
+                .arg("--model-dir")
+                .arg(&w.model)
+                .env("CAIRN_LOG", "error");
+        });
+        let client = ().serve(TokioChildProcess::new(cmd).expect("spawn")).await.expect("initialize");
+        let info = client.peer_info().expect("server info");
+        assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("cairn"));
+
+        let tools = client.list_all_tools().await.expect("tools/list");
+        let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+        for want in ["search", "retrieve", "retrieve_batch", "tree", "context", "version", "health"] {
+            assert!(names.contains(&want.to_owned()), "{want} missing from {names:?}");
+        }
+        let search_tool = tools.iter().find(|t| t.name == "search").expect("search");
+        let props = &search_tool.input_schema["properties"];
+        assert!(props["query"]["description"].is_string() && props["toolkit"].is_object());
+        assert!(names.contains(&"set_weight".to_owned()), "the local stdio user is trusted");
+
+        let r = call(&client, "search", json!({"query": "fit_model", "limit": 3})).await;
+        assert_eq!(r.is_error, Some(false));
+        let s = r.structured_content.as_ref().expect("structured");
+        assert_eq!(s["hits"][0]["doc_id"], "science/alpha/src/alpha/core.py");
+        let t = text(&r);
+        assert!(t.contains("science/alpha/src/alpha/core.py:") && t.contains("permalink: https://github.com/example/alpha/blob/"), "{t}");
+
+        let r = call(&client, "retrieve", json!({"doc_id": "science/alpha/src/alpha/core.py", "start": 5, "end": 5})).await;
+        assert_eq!(r.structured_content.as_ref().expect("s")["text"], "def fit_model(data, t_E=1.0):\n");
+        let r = call(&client, "retrieve_batch", json!({"items": [{"doc_id": "science/alpha/README.md", "end": 1}, {"doc_id": "science/alpha/nope"}]})).await;
+        let s = r.structured_content.as_ref().expect("s");
+        assert_eq!((s["items"][0]["ok"].as_bool(), s["items"][1]["error"]["code"].as_str()), (Some(true), Some("not_found")));
+        let r = call(&client, "tree", json!({"prefix": "science"})).await;
+        assert!(text(&r).contains("science/alpha/"), "{}", text(&r));
+        let r = call(&client, "context", json!({"query": "fit_model", "max_tokens": 400, "threshold": 0.0})).await;
+        assert!(text(&r).contains("[1] science/alpha/"), "{}", text(&r));
+        for name in ["version", "health"] {
+            let r = call(&client, name, json!({})).await;
+            assert_eq!(r.is_error, Some(false), "{name}");
+        }
+        let r = call(&client, "set_weight", json!({"doc_id": "science/alpha/README.md", "multiplier": 2.0})).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+
+        // Bad arguments, a missing doc and an over-limit value are tool errors with stable codes.
+        for (name, args, code, field) in [
+            ("search", json!({"limit": 3}), "malformed_request", Some("query")),
+            ("search", json!({"query": "x", "limit": "ten"}), "malformed_request", Some("limit")),
+            ("search", json!({"query": "x", "limit": 51}), "invalid_argument", Some("limit")),
+            ("retrieve", json!({"doc_id": "science/alpha/../../etc"}), "invalid_argument", Some("doc_id")),
+            ("retrieve", json!({"doc_id": "science/alpha/missing.py"}), "not_found", Some("doc_id")),
+        ] {
+            let r = call(&client, name, args.clone()).await;
+            assert_eq!(r.is_error, Some(true), "{name} {args}");
+            let s = r.structured_content.as_ref().expect("structured error");
+            assert_eq!((s["code"].as_str(), s["field"].as_str()), (Some(code), field), "{s}");
+            assert!(text(&r).contains(code));
+        }
+        // The session survived all of that.
+        let r = call(&client, "version", json!({})).await;
+        assert_eq!(r.is_error, Some(false));
+
+        let resources = client.list_all_resources().await.expect("resources/list");
+        assert!(resources.iter().any(|r| r.uri == "cairn://doc/science/alpha/README.md"));
+        let templates = client.list_all_resource_templates().await.expect("templates");
+        assert!(templates[0].uri_template.starts_with("cairn://doc/"));
+        let read = client
+            .read_resource(ReadResourceRequestParams::new("cairn://doc/science/alpha/src/alpha/core.py?lines=5-6"))
+            .await
+            .expect("resources/read");
+        let body = serde_json::to_value(&read.contents[0]).expect("json");
+        assert_eq!(body["text"], "def fit_model(data, t_E=1.0):\n    \"\"\"Fit a point lens model to data.\"\"\"\n");
+        let missing = client
+            .read_resource(ReadResourceRequestParams::new("cairn://doc/science/alpha/nope.md"))
+            .await;
+        assert!(missing.is_err());
+        client.cancel().await.expect("close");
+    });
+}
+
+#[test]
+fn http_transport_enforces_tokens_and_groups() {
+    let w = World::new();
+    w.write_config("    groups: [team-a]\n");
+    assert!(w.build("out", &[]).status.success());
+    let store = cairn_serve::auth::TokenStore::new(w.path("tokens.json"));
+    let reader = store.add("reader", &[], false).expect("token");
+    let team = store
+        .add("team", &["team-a".to_owned()], false)
+        .expect("token");
+    let server = Server::start(&w, "out", &[]);
+    let url = server.url("/mcp");
+    runtime().block_on(async {
+        let connect = |token: String| {
+            let config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url.clone())
+                .auth_header(token);
+            ().serve(StreamableHttpClientTransport::from_config(config))
+        };
+        // No token: refused before any session exists.
+        let anonymous = ().serve(StreamableHttpClientTransport::from_uri(url.clone())).await;
+        assert!(anonymous.is_err(), "an MCP session without a token");
+
+        let reader_client = connect(reader).await.expect("reader session");
+        let names: Vec<String> = reader_client
+            .list_all_tools()
+            .await
+            .expect("tools")
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        assert!(!names.contains(&"set_weight".to_owned()), "not an admin");
+        let r = call(&reader_client, "search", json!({"query": "fit_model", "limit": 50})).await;
+        let hits = r.structured_content.as_ref().expect("s")["hits"].clone();
+        assert!(hits.as_array().is_some_and(|h| h.iter().all(|h| h["repo"] != "alpha")), "{hits}");
+        let r = call(&reader_client, "retrieve", json!({"doc_id": "science/alpha/src/alpha/core.py"})).await;
+        assert_eq!(r.structured_content.as_ref().expect("s")["code"], "not_found");
+        let resources = reader_client.list_all_resources().await.expect("resources");
+        assert!(resources.iter().all(|r| !r.uri.contains("/alpha/")));
+        let r = call(&reader_client, "set_weight", json!({"doc_id": "tools/beta/README.md", "multiplier": 2.0})).await;
+        assert_eq!(r.is_error, Some(true), "set_weight is admin only");
+
+        let team_client = connect(team).await.expect("team session");
+        let r = call(&team_client, "retrieve", json!({"doc_id": "science/alpha/src/alpha/core.py", "start": 5, "end": 5})).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        reader_client.cancel().await.expect("close");
+        team_client.cancel().await.expect("close");
+    });
+
+    // DNS-rebinding protection: a foreign Origin gets nothing.
+    let res = crate::serve_process::agent()
+        .post(&server.url("/mcp"))
+        .header("Origin", "http://evil.example")
+        .header("content-type", "application/json")
+        .send(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
+        .expect("response");
+    assert_eq!(res.status().as_u16(), 403);
+}
