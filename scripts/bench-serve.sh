@@ -3,7 +3,12 @@
 # and retrieve side by side, then the same again with two hot swaps during the
 # run. Prints requests/s, p50/p99 per endpoint, errors and the server's RSS.
 #
-#   scripts/bench-serve.sh INDEX [SECONDS=60] [CONNECTIONS=32]
+#   scripts/bench-serve.sh INDEX [SECONDS=60] [CONNECTIONS=32] [RETRIEVE_RATE=6000]
+#
+# Search connections send as fast as answers come back. Retrieve connections are
+# paced to RETRIEVE_RATE requests/s in all (0: unpaced): on 2 cores an unpaced
+# retrieve stream (tens of thousands a second) takes the CPU that search needs,
+# which is not what a bot's mix of calls looks like.
 #
 # INDEX must hold at least two versions under versions/ (the swaps flip CURRENT
 # between the live one and the newest other one): build it twice, e.g. the
@@ -14,6 +19,7 @@ cd "$(dirname "$0")/.."
 index="${1:?usage: scripts/bench-serve.sh INDEX [SECONDS] [CONNECTIONS]}"
 secs="${2:-60}"
 conns="${3:-32}"
+rate="${4:-6000}"
 bin=target/release/cairn
 command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
 [ -x "$bin" ] || cargo build --release --quiet
@@ -80,6 +86,10 @@ request = function()
   return wrk.format(nil, "/retrieve", nil, b[(i % #b) + 1])
 end
 """)' > "$work/retrieve.lua"
+if [ "$rate" -gt 0 ]; then
+  # Each of the retrieve connections waits its share of the interval.
+  echo "delay = function() return $(( (conns / 2) * 1000 / rate )) end" >> "$work/retrieve.lua"
+fi
 for f in search retrieve; do
   printf 'wrk.headers["Authorization"] = "Bearer %s"\n' "$token" >> "$work/$f.lua"
   cat >> "$work/$f.lua" <<'LUA'
@@ -106,7 +116,7 @@ run() {
     done
   fi
   wait "$a" "$b"
-  echo "== $label ($secs s, $conns connections: $half search, $half retrieve)"
+  echo "== $label ($secs s, $conns connections: $half search, $half retrieve paced to ${rate:-0}/s (0: unpaced))"
   for ep in search retrieve; do
     read -r n rps p50 p99 errs < <(grep '^RESULT' "$work/$ep.out" | cut -d' ' -f2-)
     printf '%-9s %7d requests  %8.1f req/s  p50 %7.2f ms  p99 %7.2f ms  errors %d\n' \

@@ -92,9 +92,38 @@ enum Command {
         /// Build the other repositories when one fails (the failure is recorded in the manifest).
         #[arg(long)]
         keep_going: bool,
+        /// Build only shard I of N (1-based) into a part folder at --out, for --merge.
+        #[arg(long, conflicts_with = "merge")]
+        shard: Option<String>,
+        /// Publish the part folders of a sharded build into --out (same index as one machine builds).
+        #[arg(long, num_args = 1..)]
+        merge: Vec<PathBuf>,
         /// Print a machine-readable summary on stdout.
         #[arg(long)]
         json: bool,
+    },
+    /// Write one index version as a checked, shippable pack (`cairn-index-<version>.tar.zst` + `.sha256`).
+    Pack {
+        /// Index root.
+        #[arg(long, default_value = ".cairn/index", env = "CAIRN_INDEX")]
+        index: PathBuf,
+        /// The version to pack (default: CURRENT).
+        #[arg(long)]
+        version: Option<String>,
+        /// Folder to write the pack into.
+        #[arg(long, default_value = ".")]
+        out_dir: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a pack's sha256 and manifest, add it to an index root and make it CURRENT.
+    Unpack {
+        /// The pack (its `.sha256` must lie beside it).
+        pack: PathBuf,
+        /// Index root to add it to.
+        #[arg(long, default_value = ".cairn/index", env = "CAIRN_INDEX")]
+        index: PathBuf,
     },
     /// Search the index: ranked citations with line spans and GitHub links.
     Search {
@@ -295,9 +324,12 @@ struct ServeArgs {
     /// HTTP worker threads (default: all cores).
     #[arg(long)]
     http_workers: Option<usize>,
-    /// How often CURRENT and the tokens file are checked, in milliseconds.
+    /// How often CURRENT, dropped packs and the tokens file are checked, in milliseconds.
     #[arg(long, default_value_t = 2000)]
     watch_ms: u64,
+    /// Where a pack given as --index is unpacked (an index root).
+    #[arg(long, default_value = ".cairn/index")]
+    unpack_into: PathBuf,
 }
 
 impl ServeArgs {
@@ -345,8 +377,17 @@ impl ServeArgs {
         if let Some(n) = self.http_workers {
             opts.http_workers = n.max(1);
         }
-        let live = cairn_serve::live::LiveIndex::open(self.open.options())
-            .with_context(|| format!("opening the index at {}", self.open.index.display()))?;
+        let mut open = self.open.options();
+        if open.index.is_file() {
+            // A pack: checked and unpacked into an index root before anything is served.
+            let version =
+                cairn_index::pack::unpack(&open.index, &IndexRoot::new(&self.unpack_into))
+                    .with_context(|| format!("unpacking {}", open.index.display()))?;
+            tracing::info!(pack = %open.index.display(), root = %self.unpack_into.display(), %version, "unpacked");
+            open.index = self.unpack_into.clone();
+        }
+        let live = cairn_serve::live::LiveIndex::open(open.clone())
+            .with_context(|| format!("opening the index at {}", open.index.display()))?;
         let state = AppState::new(std::sync::Arc::new(live), std::sync::Arc::new(auth), opts)?;
         actix_web::rt::System::new()
             .block_on(serve(state))
@@ -388,6 +429,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             device,
             keep,
             keep_going,
+            shard,
+            merge,
             json,
         } => {
             let opts = BuildOptions {
@@ -405,7 +448,40 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 keep_going,
             };
             let reporter = progress::TermReporter::new();
-            match build(&opts, &reporter) {
+            if let Some(shard) = shard {
+                let shard = cairn_pipeline::Shard::parse(&shard).map_err(anyhow::Error::msg)?;
+                return match cairn_pipeline::build_shard(&opts, shard, &reporter) {
+                    Ok(summary) => {
+                        if json {
+                            println!("{}", serde_json::to_string_pretty(&summary)?);
+                        } else {
+                            println!(
+                                "shard {}/{}: {} repositories, {} docs, {} chunks ({} embedded, {} cached) in {}",
+                                shard.index,
+                                shard.count,
+                                summary.repos.len(),
+                                summary.docs,
+                                summary.chunks,
+                                summary.stats.embedded,
+                                summary.stats.cached,
+                                summary.part.display()
+                            );
+                        }
+                        let failed = summary.repos.iter().any(|r| r.error.is_some());
+                        Ok(ExitCode::from(if failed { 1 } else { 0 }))
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        Ok(ExitCode::from(e.exit_code() as u8))
+                    }
+                };
+            }
+            let result = if merge.is_empty() {
+                build(&opts, &reporter)
+            } else {
+                cairn_pipeline::merge(&opts, &merge, &reporter)
+            };
+            match result {
                 Ok(summary) => {
                     if json {
                         println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -534,6 +610,39 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(if below { 1 } else { 0 }))
         }
         Command::Serve(args) => args.run(),
+        Command::Pack {
+            index,
+            version,
+            out_dir,
+            json,
+        } => {
+            let root = IndexRoot::new(&index);
+            let version = match version {
+                Some(v) => cairn_index::IndexVersion::parse(&v)?,
+                None => root.current()?,
+            };
+            std::fs::create_dir_all(&out_dir)
+                .with_context(|| format!("creating {}", out_dir.display()))?;
+            let out = out_dir.join(cairn_index::pack::pack_name(&version));
+            let info = cairn_index::pack::pack(&root, &version, &out)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&info)?);
+            } else {
+                println!(
+                    "{} ({} bytes, sha256 {})\n{}",
+                    info.path.display(),
+                    info.bytes,
+                    info.sha256,
+                    info.checksum_path.display()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Unpack { pack, index } => {
+            let version = cairn_index::pack::unpack(&pack, &IndexRoot::new(&index))?;
+            println!("{version} is CURRENT in {}", index.display());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Mcp { open } => {
             let live = cairn_serve::live::LiveIndex::open(open.options())
                 .with_context(|| format!("opening the index at {}", open.index.display()))?;

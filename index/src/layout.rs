@@ -102,6 +102,11 @@ pub struct VersionDir {
 }
 
 impl VersionDir {
+    /// A version folder anywhere (a scratch copy being checked).
+    pub(crate) fn at(path: PathBuf) -> Self {
+        Self { path }
+    }
+
     /// The folder itself.
     pub fn path(&self) -> &Path {
         &self.path
@@ -276,6 +281,41 @@ impl IndexRoot {
         Ok(removed)
     }
 
+    /// A fresh, empty folder under `tmp/` named after `what`: invisible to
+    /// readers, and removed by the next build if the writer dies.
+    pub fn scratch_dir(&self, what: &str) -> Result<PathBuf, LayoutError> {
+        let tmp = self.tmp();
+        fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let path = tmp.join(format!("{what}-{}-{nanos}", std::process::id()));
+        fs::create_dir(&path).map_err(io_err(&path))?;
+        Ok(path)
+    }
+
+    /// Moves a complete, fsynced version folder into `versions/` under its
+    /// name. If that version is already published (same inputs), the existing
+    /// folder is kept untouched and `dir` is removed. CURRENT is not touched.
+    pub fn adopt(
+        &self,
+        dir: &VersionDir,
+        version: &IndexVersion,
+    ) -> Result<VersionDir, LayoutError> {
+        sync_tree(dir.path())?;
+        let target = self.version_dir(version);
+        if target.path().is_dir() {
+            fs::remove_dir_all(dir.path()).map_err(io_err(dir.path()))?;
+            return Ok(target);
+        }
+        let versions = self.versions();
+        fs::create_dir_all(&versions).map_err(io_err(&versions))?;
+        fs::rename(dir.path(), target.path()).map_err(io_err(target.path()))?;
+        sync_dir(&versions)?;
+        Ok(target)
+    }
+
     /// Removes leftovers of builds that were killed (everything under `tmp/`).
     pub fn clean_tmp(&self) -> Result<(), LayoutError> {
         let tmp = self.tmp();
@@ -295,17 +335,11 @@ pub struct VersionWriter {
 impl VersionWriter {
     /// Starts a new version in a fresh scratch folder.
     pub fn create(root: &IndexRoot) -> Result<Self, LayoutError> {
-        let tmp = root.tmp();
-        fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        let path = tmp.join(format!("build-{}-{nanos}", std::process::id()));
-        fs::create_dir(&path).map_err(io_err(&path))?;
         Ok(Self {
             root: root.clone(),
-            dir: VersionDir { path },
+            dir: VersionDir {
+                path: root.scratch_dir("build")?,
+            },
         })
     }
 
@@ -337,17 +371,7 @@ impl VersionWriter {
     pub fn seal(self, mut manifest: Manifest) -> Result<VersionDir, LayoutError> {
         manifest.files = checksum_tree(self.dir.path())?;
         self.write_json(files::MANIFEST, &manifest)?;
-        sync_tree(self.dir.path())?;
-        let target = self.root.version_dir(&manifest.index_version);
-        if target.path().is_dir() {
-            fs::remove_dir_all(self.dir.path()).map_err(io_err(self.dir.path()))?;
-            return Ok(target);
-        }
-        let versions = self.root.versions();
-        fs::create_dir_all(&versions).map_err(io_err(&versions))?;
-        fs::rename(self.dir.path(), target.path()).map_err(io_err(target.path()))?;
-        sync_dir(&versions)?;
-        Ok(target)
+        self.root.adopt(&self.dir, &manifest.index_version)
     }
 }
 

@@ -4,8 +4,9 @@
 //! What lives here: the identifiers ([`DocId`], [`LineSpan`], [`IndexVersion`]),
 //! the [`LineIndex`] of a file, the [`Manifest`], the doc registry and chunk
 //! records, the tantivy schema and its code-aware analyzer, the flat vector
-//! file, writing and atomically publishing a version ([`publish`]), and
-//! [`verify`]. It knows nothing of git, HTTP or embedding models; the builder
+//! file, writing and atomically publishing a version ([`layout`]),
+//! [`verify`], and shipping a version as a checked pack ([`pack`]). It
+//! knows nothing of git, HTTP or embedding models; the builder
 //! (`cairn-pipeline`) and the server depend on it, never the reverse.
 
 pub mod analyzer;
@@ -13,6 +14,7 @@ pub mod ids;
 pub mod layout;
 pub mod lines;
 pub mod manifest;
+pub mod pack;
 pub mod records;
 pub mod schema;
 pub mod snapshot;

@@ -7,6 +7,7 @@ use crate::config::{
 };
 use crate::documents::{Skipped, SourceDoc, read_commit};
 use crate::embed_cache::{EmbedCache, TextKey, text_key};
+use crate::part::{self, PartDoc, PartError, PartManifest, PartRepo, PartSkip, PartStats, Shard};
 use crate::report::Reporter;
 use crate::sync::{SyncError, sync};
 use cairn_embed::{BertEmbedder, DevicePref, EmbedError, Embedder, ModelSpec};
@@ -93,6 +94,9 @@ pub enum BuildError {
     /// Every repository failed.
     #[error("every repository failed; nothing to publish")]
     NothingBuilt,
+    /// A part of a sharded build is unreadable or does not fit.
+    #[error(transparent)]
+    Part(#[from] PartError),
 }
 
 impl BuildError {
@@ -145,9 +149,15 @@ struct RepoDocs {
     skipped: Vec<Skipped>,
 }
 
-/// Runs a whole build and publishes the result.
-pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummary, BuildError> {
-    let started = Instant::now();
+/// Config, weights and settings of a build, read and validated.
+struct Plan {
+    registry: Registry,
+    weights: Weights,
+    settings: BuildSettings,
+    config_sha256: String,
+}
+
+fn plan(opts: &BuildOptions) -> Result<Plan, BuildError> {
     let registry = Registry::load(&opts.config)?;
     let beside = |name: &str| {
         opts.config
@@ -163,6 +173,21 @@ pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummar
         Some(p) => BuildSettings::load(&p)?,
         None => BuildSettings::default(),
     };
+    let config_sha256 = std::fs::read(&opts.config)
+        .map(|b| cairn_index::sha256_hex(&b))
+        .map_err(|source| BuildError::Io {
+            path: opts.config.clone(),
+            source,
+        })?;
+    Ok(Plan {
+        registry,
+        weights,
+        settings,
+        config_sha256,
+    })
+}
+
+fn load_model(opts: &BuildOptions, settings: &BuildSettings) -> Result<BertEmbedder, BuildError> {
     let spec = match &opts.model_dir {
         Some(d) => ModelSpec::Dir(d.clone()),
         None => ModelSpec::Hub {
@@ -170,197 +195,540 @@ pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummar
             revision: settings.model_revision.clone(),
         },
     };
-    let embedder = BertEmbedder::load(&spec.locate()?, opts.device)?;
+    Ok(BertEmbedder::load(&spec.locate()?, opts.device)?)
+}
 
-    let root = IndexRoot::new(&opts.out);
-    std::fs::create_dir_all(&opts.out).map_err(|source| BuildError::Io {
-        path: opts.out.clone(),
+/// The output root, locked and cleared of a killed build's leftovers.
+fn open_out(out: &Path) -> Result<(IndexRoot, std::fs::File), BuildError> {
+    std::fs::create_dir_all(out).map_err(|source| BuildError::Io {
+        path: out.to_owned(),
         source,
     })?;
-    let _lock = lock(&opts.out)?;
+    let lock = lock(out)?;
+    let root = IndexRoot::new(out);
     root.clean_tmp()?;
+    Ok((root, lock))
+}
 
-    let repos = sync_all(&registry, opts, &settings, reporter)?;
-    let (docs, content, texts) = assemble(&repos);
-    let drafts = chunk_all(&docs, &texts, &settings, &embedder, reporter)?;
-    let version = index_version(&repos, &docs, &settings, &weights, &embedder);
-    let model = model_info(&embedder);
-
-    let skipped: Vec<SkipRecord> = repos
-        .iter()
-        .flat_map(|r| {
-            r.skipped.iter().map(move |s| SkipRecord {
-                path: format!("{}/{}/{}", r.cfg.category, r.cfg.name, s.path),
-                size: s.size,
-                reason: s.reason,
-            })
-        })
-        .collect();
-    let mut skipped_by_reason = BTreeMap::new();
-    for s in &skipped {
-        *skipped_by_reason
-            .entry(s.reason.as_str().to_owned())
-            .or_insert(0) += 1;
+/// Runs a whole build and publishes the result.
+pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummary, BuildError> {
+    let started = Instant::now();
+    let plan = plan(opts)?;
+    let embedder = load_model(opts, &plan.settings)?;
+    let (root, _lock) = open_out(&opts.out)?;
+    let configs: Vec<&RepoConfig> = plan.registry.repos.iter().collect();
+    let repos = sync_all(&configs, opts, &plan.settings, reporter)?;
+    let drafts = chunk_repos(&repos, &plan.settings, &embedder, reporter)?;
+    let set = Assembled::new(repos, drafts, model_info(&embedder));
+    let version = set.version(&plan);
+    if let Some(done) = unchanged(&root, &version, &set, opts.keep, started, reporter)? {
+        return Ok(done);
     }
-    let repo_records: Vec<RepoRecord> = repos.iter().map(|r| r.record.clone()).collect();
-    let chunk_count: usize = drafts.iter().map(Vec::len).sum();
+    let embedded = embed_all(&set, &embedder, &opts.cache, reporter)?;
+    let summary = publish(
+        &root, opts.keep, &plan, &set, &version, &embedded, started, reporter,
+    )?;
+    embedded.save_cache(reporter);
+    Ok(summary)
+}
 
-    if let Ok(existing) = root.version_dir(&version).read_manifest() {
-        // Same inputs, same version: publishing again would change nothing.
-        root.set_current(&version)?;
-        root.prune(opts.keep)?;
-        reporter.note(&format!(
-            "index {version} is unchanged; CURRENT points at it"
-        ));
-        return Ok(BuildSummary {
-            index_version: version.clone(),
-            unchanged: true,
-            docs: existing.counts.docs,
-            chunks: existing.counts.chunks,
-            skipped_by_reason,
-            repos: repo_records,
-            embedded: 0,
-            cached: 0,
-            embedded_tokens: 0,
-            embed_seconds: 0.0,
-            chunks_per_second: 0.0,
-            tokens_per_second: 0.0,
-            wall_seconds: started.elapsed().as_secs_f64(),
-            index_bytes: dir_size(root.version_dir(&version).path()),
-        });
-    }
+/// What `build_shard` wrote.
+#[derive(Clone, Debug, Serialize)]
+pub struct ShardSummary {
+    /// The shard.
+    pub shard: Shard,
+    /// The part folder.
+    pub part: PathBuf,
+    /// Repositories in this shard.
+    pub repos: Vec<RepoRecord>,
+    /// Documents.
+    pub docs: usize,
+    /// Chunks.
+    pub chunks: usize,
+    /// Embedding figures.
+    pub stats: PartStats,
+    /// Whole run, seconds.
+    pub wall_seconds: f64,
+}
 
-    // Embed, reusing cached vectors.
-    let embed_texts: Vec<(usize, String)> = drafts
+/// Builds one deterministic slice of the repositories (every `count`-th, from
+/// `index`) into a part folder at `opts.out`, for `merge` to publish.
+pub fn build_shard(
+    opts: &BuildOptions,
+    shard: Shard,
+    reporter: &dyn Reporter,
+) -> Result<ShardSummary, BuildError> {
+    let started = Instant::now();
+    let plan = plan(opts)?;
+    let embedder = load_model(opts, &plan.settings)?;
+    let configs: Vec<&RepoConfig> = plan
+        .registry
+        .repos
         .iter()
         .enumerate()
-        .flat_map(|(d, chunks)| chunks.iter().map(move |c| (d, c)))
-        .map(|(d, c)| (d, embed_text(&docs[d], c)))
+        .filter(|(i, _)| shard.takes(*i))
+        .map(|(_, r)| r)
         .collect();
-    let keys: Vec<TextKey> = embed_texts.iter().map(|(_, t)| text_key(t)).collect();
-    let cache = EmbedCache::open(
-        &opts.cache,
-        &embedder.model().weights_sha256,
-        embedder.model().dim,
-    );
+    let repos = if configs.is_empty() {
+        Vec::new()
+    } else {
+        sync_all(&configs, opts, &plan.settings, reporter)?
+    };
+    let drafts = chunk_repos(&repos, &plan.settings, &embedder, reporter)?;
+    let set = Assembled::new(repos, drafts, model_info(&embedder));
+    let embedded = embed_all(&set, &embedder, &opts.cache, reporter)?;
+    let mut next = 0;
+    let part_repos: Vec<PartRepo> = set
+        .repos
+        .iter()
+        .map(|r| {
+            let chunks = set.drafts[next..next + r.docs.len()].to_vec();
+            next += r.docs.len();
+            PartRepo {
+                record: r.record.clone(),
+                docs: r
+                    .docs
+                    .iter()
+                    .map(|d| PartDoc {
+                        path: d.path.clone(),
+                        text: d.text.clone(),
+                        doctype: d.doctype,
+                    })
+                    .collect(),
+                skipped: r
+                    .skipped
+                    .iter()
+                    .map(|s| PartSkip {
+                        path: s.path.clone(),
+                        size: s.size,
+                        reason: s.reason,
+                    })
+                    .collect(),
+                chunks,
+            }
+        })
+        .collect();
+    let manifest = PartManifest {
+        format: part::PART_FORMAT,
+        shard,
+        config_sha256: plan.config_sha256.clone(),
+        chunker: CHUNKER_VERSION,
+        settings: plan.settings.clone(),
+        weights: plan.weights.clone(),
+        model: set.model.clone(),
+        repos: part_repos,
+        stats: embedded.stats,
+    };
+    part::write(&opts.out, &manifest, &embedded.vectors)?;
+    embedded.save_cache(reporter);
+    reporter.finish(&format!(
+        "shard {}/{} written to {}",
+        shard.index,
+        shard.count,
+        opts.out.display()
+    ));
+    Ok(ShardSummary {
+        shard,
+        part: opts.out.clone(),
+        repos: set.repos.iter().map(|r| r.record.clone()).collect(),
+        docs: set.docs.len(),
+        chunks: set.chunk_count(),
+        stats: embedded.stats,
+        wall_seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Publishes the parts of a sharded build as one index, identical to what a
+/// single-machine `build` of the same config writes (same `index_version`).
+pub fn merge(
+    opts: &BuildOptions,
+    parts: &[PathBuf],
+    reporter: &dyn Reporter,
+) -> Result<BuildSummary, BuildError> {
+    let started = Instant::now();
+    let plan = plan(opts)?;
+    let mut loaded = Vec::new();
+    for p in parts {
+        loaded.push(part::read(p)?);
+    }
+    let mismatch = |m: String| BuildError::Part(PartError::Mismatch(m));
+    let Some((first, _)) = loaded.first() else {
+        return Err(mismatch("--merge needs at least one part".to_owned()));
+    };
+    let count = first.shard.count;
+    let mut seen = vec![false; count];
+    for (m, _) in &loaded {
+        if m.config_sha256 != plan.config_sha256 {
+            return Err(mismatch(format!(
+                "shard {}/{} was built from another repositories.yml than {}",
+                m.shard.index,
+                m.shard.count,
+                opts.config.display()
+            )));
+        }
+        if m.chunker != CHUNKER_VERSION
+            || m.settings != first.settings
+            || m.weights != first.weights
+            || m.model != first.model
+        {
+            return Err(mismatch(format!(
+                "shard {}/{} was built with other settings, weights, model or cairn version than shard {}/{}",
+                m.shard.index, m.shard.count, first.shard.index, first.shard.count
+            )));
+        }
+        if m.shard.count != count || seen[m.shard.index - 1] {
+            return Err(mismatch(format!(
+                "shard {}/{} does not fit with the others (each of 1..{count} exactly once)",
+                m.shard.index, m.shard.count
+            )));
+        }
+        seen[m.shard.index - 1] = true;
+    }
+    if let Some(missing) = seen.iter().position(|s| !s) {
+        return Err(mismatch(format!(
+            "shard {}/{count} is missing",
+            missing + 1
+        )));
+    }
+    let plan = Plan {
+        weights: first.weights.clone(),
+        settings: first.settings.clone(),
+        ..plan
+    };
+    let model = first.model.clone();
+    // Every repository of the config, in config order, from whichever part holds it.
+    let mut by_name = std::collections::HashMap::new();
+    let mut stats = PartStats::default();
+    for (m, vectors) in loaded {
+        stats.embedded += m.stats.embedded;
+        stats.cached += m.stats.cached;
+        stats.embedded_tokens += m.stats.embedded_tokens;
+        stats.embed_seconds += m.stats.embed_seconds;
+        let mut rows = vectors.into_iter();
+        for r in m.repos {
+            let n: usize = r.chunks.iter().map(Vec::len).sum();
+            let mine: Vec<Vec<f32>> = rows.by_ref().take(n).collect();
+            by_name.insert(r.record.name.clone(), (r, mine));
+        }
+    }
+    let (mut repos, mut drafts, mut vectors) = (Vec::new(), Vec::new(), Vec::new());
+    for cfg in &plan.registry.repos {
+        let (r, v) = by_name
+            .remove(&cfg.name)
+            .ok_or_else(|| mismatch(format!("no part holds repository {}", cfg.name)))?;
+        repos.push(RepoDocs {
+            cfg: cfg.clone(),
+            docs: r.source_docs(),
+            skipped: r.skips(),
+            record: r.record,
+        });
+        drafts.extend(r.chunks);
+        vectors.extend(v);
+    }
+    let (root, _lock) = open_out(&opts.out)?;
+    let set = Assembled::new(repos, drafts, model);
+    let version = set.version(&plan);
+    if let Some(done) = unchanged(&root, &version, &set, opts.keep, started, reporter)? {
+        return Ok(done);
+    }
+    let embedded = Embedded {
+        vectors,
+        stats,
+        cache: None,
+    };
+    publish(
+        &root, opts.keep, &plan, &set, &version, &embedded, started, reporter,
+    )
+}
+
+/// Everything of a build but the vectors: repositories, documents, chunks.
+struct Assembled {
+    repos: Vec<RepoDocs>,
+    docs: Vec<DocRecord>,
+    content: Vec<u8>,
+    drafts: Vec<Vec<ChunkDraft>>,
+    skipped: Vec<SkipRecord>,
+    model: ModelInfo,
+}
+
+impl Assembled {
+    fn new(repos: Vec<RepoDocs>, drafts: Vec<Vec<ChunkDraft>>, model: ModelInfo) -> Self {
+        let (docs, content) = assemble(&repos);
+        let skipped = repos
+            .iter()
+            .flat_map(|r| {
+                r.skipped.iter().map(move |s| SkipRecord {
+                    path: format!("{}/{}/{}", r.cfg.category, r.cfg.name, s.path),
+                    size: s.size,
+                    reason: s.reason,
+                })
+            })
+            .collect();
+        Self {
+            repos,
+            docs,
+            content,
+            drafts,
+            skipped,
+            model,
+        }
+    }
+
+    fn chunk_count(&self) -> usize {
+        self.drafts.iter().map(Vec::len).sum()
+    }
+
+    fn skipped_by_reason(&self) -> BTreeMap<String, usize> {
+        let mut out = BTreeMap::new();
+        for s in &self.skipped {
+            *out.entry(s.reason.as_str().to_owned()).or_insert(0) += 1;
+        }
+        out
+    }
+
+    fn records(&self) -> Vec<RepoRecord> {
+        self.repos.iter().map(|r| r.record.clone()).collect()
+    }
+
+    /// Hash over everything that decides the output: same inputs, same version.
+    fn version(&self, plan: &Plan) -> IndexVersion {
+        #[derive(Serialize)]
+        struct Inputs<'a> {
+            format: u32,
+            chunker: u32,
+            repos: Vec<&'a RepoRecord>,
+            docs: &'a [DocRecord],
+            settings: &'a BuildSettings,
+            weights: &'a Weights,
+            model: &'a ModelInfo,
+        }
+        let inputs = Inputs {
+            format: FORMAT_VERSION,
+            chunker: CHUNKER_VERSION,
+            repos: self.repos.iter().map(|r| &r.record).collect(),
+            docs: &self.docs,
+            settings: &plan.settings,
+            weights: &plan.weights,
+            model: &self.model,
+        };
+        let bytes = serde_json::to_vec(&inputs).unwrap_or_default();
+        IndexVersion::from_digest(&cairn_index::sha256_hex(&bytes))
+    }
+
+    /// What the model sees for each chunk, in chunk order.
+    fn embed_texts(&self) -> Vec<String> {
+        self.drafts
+            .iter()
+            .enumerate()
+            .flat_map(|(d, chunks)| chunks.iter().map(move |c| embed_text(&self.docs[d], c)))
+            .collect()
+    }
+
+    fn chunk_tokens(&self) -> Vec<u32> {
+        self.drafts
+            .iter()
+            .flatten()
+            .map(|c| (c.tokens + HEADER_TOKENS).min(self.model.max_tokens) as u32)
+            .collect()
+    }
+}
+
+/// The summary of a build whose version is already published (nothing is written).
+fn unchanged(
+    root: &IndexRoot,
+    version: &IndexVersion,
+    set: &Assembled,
+    keep: usize,
+    started: Instant,
+    reporter: &dyn Reporter,
+) -> Result<Option<BuildSummary>, BuildError> {
+    let Ok(existing) = root.version_dir(version).read_manifest() else {
+        return Ok(None);
+    };
+    root.set_current(version)?;
+    root.prune(keep)?;
+    reporter.note(&format!(
+        "index {version} is unchanged; CURRENT points at it"
+    ));
+    Ok(Some(BuildSummary {
+        index_version: version.clone(),
+        unchanged: true,
+        docs: existing.counts.docs,
+        chunks: existing.counts.chunks,
+        skipped_by_reason: set.skipped_by_reason(),
+        repos: set.records(),
+        embedded: 0,
+        cached: 0,
+        embedded_tokens: 0,
+        embed_seconds: 0.0,
+        chunks_per_second: 0.0,
+        tokens_per_second: 0.0,
+        wall_seconds: started.elapsed().as_secs_f64(),
+        index_bytes: dir_size(root.version_dir(version).path()),
+    }))
+}
+
+/// Every chunk's vector, and the cache to save them to.
+struct Embedded {
+    vectors: Vec<Vec<f32>>,
+    stats: PartStats,
+    cache: Option<(EmbedCache, Vec<TextKey>)>,
+}
+
+impl Embedded {
+    /// The cache only matters for the next build; failing to save it loses nothing published.
+    fn save_cache(&self, reporter: &dyn Reporter) {
+        if let Some((cache, keys)) = &self.cache
+            && let Err(e) = cache.save(keys.iter().zip(self.vectors.iter().map(Vec::as_slice)))
+        {
+            reporter.note(&format!("could not save the embedding cache: {e}"));
+        }
+    }
+}
+
+/// Embeds every chunk whose text is not in the cache, each distinct text once.
+fn embed_all(
+    set: &Assembled,
+    embedder: &dyn Embedder,
+    cache_dir: &Path,
+    reporter: &dyn Reporter,
+) -> Result<Embedded, BuildError> {
+    let texts = set.embed_texts();
+    let tokens = set.chunk_tokens();
+    let keys: Vec<TextKey> = texts.iter().map(|t| text_key(t)).collect();
+    let cache = EmbedCache::open(cache_dir, &set.model.weights_sha256, set.model.dim);
     let mut todo: Vec<usize> = (0..keys.len())
         .filter(|&i| cache.get(&keys[i]).is_none())
         .collect();
-    // Embed each distinct text once.
     let mut seen = std::collections::HashSet::new();
     todo.retain(|&i| seen.insert(keys[i]));
-    let chunk_tokens: Vec<u32> = drafts
-        .iter()
-        .flatten()
-        .map(|c| (c.tokens + HEADER_TOKENS).min(embedder.model().max_tokens) as u32)
-        .collect();
     reporter.stage("embedding chunks", Some(todo.len() as u64));
-    let embed_started = Instant::now();
+    let started = Instant::now();
     let mut fresh: std::collections::HashMap<TextKey, Vec<f32>> = std::collections::HashMap::new();
     for batch in todo.chunks(EMBED_CALL) {
-        let texts: Vec<&str> = batch.iter().map(|&i| embed_texts[i].1.as_str()).collect();
-        let vectors = embedder.embed(&texts)?;
-        for (&i, v) in batch.iter().zip(vectors) {
+        let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
+        for (&i, v) in batch.iter().zip(embedder.embed(&batch_texts)?) {
             fresh.insert(keys[i], v);
         }
         reporter.advance(batch.len() as u64);
     }
-    let embed_seconds = embed_started.elapsed().as_secs_f64();
-    let embedded_tokens: u64 = todo.iter().map(|&i| u64::from(chunk_tokens[i])).sum();
+    let embed_seconds = started.elapsed().as_secs_f64();
     reporter.finish(&format!(
         "embedded {} chunks ({} from cache) in {embed_seconds:.1}s",
         todo.len(),
         keys.len() - todo.len()
     ));
-    let vectors: Vec<&[f32]> = keys
+    let vectors = keys
         .iter()
         .map(|k| {
             fresh
                 .get(k)
                 .or_else(|| cache.get(k))
-                .map(Vec::as_slice)
-                .unwrap_or(&[])
+                .cloned()
+                .unwrap_or_default()
         })
         .collect();
+    Ok(Embedded {
+        vectors,
+        stats: PartStats {
+            embedded: todo.len(),
+            cached: keys.len() - todo.len(),
+            embedded_tokens: todo.iter().map(|&i| u64::from(tokens[i])).sum(),
+            embed_seconds,
+        },
+        cache: Some((cache, keys)),
+    })
+}
 
+/// Writes every file of the version, seals it, points CURRENT at it, prunes.
+#[allow(clippy::too_many_arguments)]
+fn publish(
+    root: &IndexRoot,
+    keep: usize,
+    plan: &Plan,
+    set: &Assembled,
+    version: &IndexVersion,
+    embedded: &Embedded,
+    started: Instant,
+    reporter: &dyn Reporter,
+) -> Result<BuildSummary, BuildError> {
     reporter.stage("writing index", None);
-    let mut chunk_records = Vec::with_capacity(chunk_count);
-    for (d, chunks) in drafts.iter().enumerate() {
+    let tokens = set.chunk_tokens();
+    let mut chunk_records = Vec::with_capacity(tokens.len());
+    for (d, chunks) in set.drafts.iter().enumerate() {
         for c in chunks {
             chunk_records.push(ChunkRecord {
                 doc: d as u32,
                 span: c.span,
                 title: c.title.clone(),
-                tokens: chunk_tokens[chunk_records.len()],
+                tokens: tokens[chunk_records.len()],
             });
         }
     }
-    let writer = VersionWriter::create(&root)?;
-    writer.write_json(files::DOCS, &docs)?;
-    writer.write_bytes(files::CONTENT, &content)?;
+    let writer = VersionWriter::create(root)?;
+    writer.write_json(files::DOCS, &set.docs)?;
+    writer.write_bytes(files::CONTENT, &set.content)?;
     writer.write_json(files::CHUNKS, &chunk_records)?;
-    writer.write_json(files::WEIGHTS, &weights)?;
-    let mut vec_bytes = Vec::with_capacity(vectors.len() * model.dim * 4);
-    for v in &vectors {
-        for x in *v {
+    writer.write_json(files::WEIGHTS, &plan.weights)?;
+    let mut vec_bytes = Vec::with_capacity(embedded.vectors.len() * set.model.dim * 4);
+    for v in &embedded.vectors {
+        for x in v {
             vec_bytes.extend_from_slice(&x.to_le_bytes());
         }
     }
     writer.write_bytes(files::VECTORS, &vec_bytes)?;
-    write_tantivy(&writer.dir().file(files::TANTIVY), &docs, &drafts)?;
+    write_tantivy(&writer.dir().file(files::TANTIVY), &set.docs, &set.drafts)?;
 
     let mut docs_by_doctype = BTreeMap::new();
-    for d in &docs {
+    for d in &set.docs {
         *docs_by_doctype
             .entry(d.doctype.as_str().to_owned())
             .or_insert(0) += 1;
     }
+    let skipped_by_reason = set.skipped_by_reason();
     let manifest = Manifest {
         format_version: FORMAT_VERSION,
         index_version: version.clone(),
         built_at: now_rfc3339(),
         builder_version: format!("cairn {}", env!("CARGO_PKG_VERSION")),
-        model,
-        repos: repo_records.clone(),
+        model: set.model.clone(),
+        repos: set.records(),
         counts: Counts {
-            docs: docs.len(),
-            chunks: chunk_count,
-            skipped: skipped.len(),
+            docs: set.docs.len(),
+            chunks: set.chunk_count(),
+            skipped: set.skipped.len(),
             docs_by_doctype,
             skipped_by_reason: skipped_by_reason.clone(),
-            tokens: chunk_tokens.iter().map(|&t| u64::from(t)).sum(),
+            tokens: tokens.iter().map(|&t| u64::from(t)).sum(),
         },
-        skipped,
+        skipped: set.skipped.clone(),
         files: BTreeMap::new(),
     };
     let sealed = writer.seal(manifest)?;
-    root.set_current(&version)?;
-    root.prune(opts.keep)?;
-    // The cache only matters for the next build; failing to save it loses nothing published.
-    if let Err(e) = cache.save(keys.iter().zip(vectors.iter().copied())) {
-        reporter.note(&format!("could not save the embedding cache: {e}"));
-    }
+    root.set_current(version)?;
+    root.prune(keep)?;
     reporter.finish(&format!("published {version}"));
+    let s = embedded.stats;
     let per = |n: f64| {
-        if embed_seconds > 0.0 {
-            n / embed_seconds
+        if s.embed_seconds > 0.0 {
+            n / s.embed_seconds
         } else {
             0.0
         }
     };
     Ok(BuildSummary {
-        index_version: version,
+        index_version: version.clone(),
         unchanged: false,
-        docs: docs.len(),
-        chunks: chunk_count,
+        docs: set.docs.len(),
+        chunks: set.chunk_count(),
         skipped_by_reason,
-        repos: repo_records,
-        embedded: todo.len(),
-        cached: keys.len() - todo.len(),
-        embedded_tokens,
-        embed_seconds,
-        chunks_per_second: per(todo.len() as f64),
-        tokens_per_second: per(embedded_tokens as f64),
+        repos: set.records(),
+        embedded: s.embedded,
+        cached: s.cached,
+        embedded_tokens: s.embedded_tokens,
+        embed_seconds: s.embed_seconds,
+        chunks_per_second: per(s.embedded as f64),
+        tokens_per_second: per(s.embedded_tokens as f64),
         wall_seconds: started.elapsed().as_secs_f64(),
         index_bytes: dir_size(sealed.path()),
     })
@@ -386,14 +754,14 @@ fn lock(out: &Path) -> Result<std::fs::File, BuildError> {
 }
 
 fn sync_all(
-    registry: &Registry,
+    configs: &[&RepoConfig],
     opts: &BuildOptions,
     settings: &BuildSettings,
     reporter: &dyn Reporter,
 ) -> Result<Vec<RepoDocs>, BuildError> {
-    reporter.stage("syncing repositories", Some(registry.repos.len() as u64));
+    reporter.stage("syncing repositories", Some(configs.len() as u64));
     let mut out = Vec::new();
-    for cfg in &registry.repos {
+    for &cfg in configs {
         let mut record = RepoRecord {
             name: cfg.name.clone(),
             category: cfg.category.clone(),
@@ -418,7 +786,10 @@ fn sync_all(
                 Ok((s.default_branch, s.commit.to_string(), docs, skipped))
             });
         match result {
-            Ok((branch, commit, docs, skipped)) => {
+            Ok((branch, commit, mut docs, skipped)) => {
+                // Only documents with a valid id are indexed; everything
+                // downstream (chunking, the registry, parts) relies on this list.
+                docs.retain(|d| DocId::new(&cfg.category, &cfg.name, &d.path).is_ok());
                 reporter.note(&format!(
                     "{}: {branch} @ {}: {} docs, {} skipped",
                     cfg.name,
@@ -457,11 +828,10 @@ fn sync_all(
     Ok(out)
 }
 
-/// The doc registry, the content store and each doc's text, in registry order.
-fn assemble(repos: &[RepoDocs]) -> (Vec<DocRecord>, Vec<u8>, Vec<&SourceDoc>) {
+/// The doc registry and the content store, in registry order.
+fn assemble(repos: &[RepoDocs]) -> (Vec<DocRecord>, Vec<u8>) {
     let mut records = Vec::new();
     let mut content = Vec::new();
-    let mut texts = Vec::new();
     for r in repos {
         for d in &r.docs {
             let Ok(doc_id) = DocId::new(&r.cfg.category, &r.cfg.name, &d.path) else {
@@ -482,19 +852,19 @@ fn assemble(repos: &[RepoDocs]) -> (Vec<DocRecord>, Vec<u8>, Vec<&SourceDoc>) {
                 groups: r.cfg.groups.clone(),
             });
             content.extend_from_slice(d.text.as_bytes());
-            texts.push(d);
         }
     }
-    (records, content, texts)
+    (records, content)
 }
 
-fn chunk_all(
-    docs: &[DocRecord],
-    texts: &[&SourceDoc],
+/// Each document's chunks, in registry order (the order `assemble` lists them).
+fn chunk_repos(
+    repos: &[RepoDocs],
     settings: &BuildSettings,
     embedder: &dyn Embedder,
     reporter: &dyn Reporter,
 ) -> Result<Vec<Vec<ChunkDraft>>, BuildError> {
+    let texts: Vec<&SourceDoc> = repos.iter().flat_map(|r| r.docs.iter()).collect();
     let specials = embedder.count_tokens("")?;
     let limits = ChunkLimits {
         max_lines: settings.chunk_max_lines,
@@ -506,7 +876,7 @@ fn chunk_all(
             .saturating_sub(specials + HEADER_TOKENS)
             .max(16),
     };
-    reporter.stage("chunking files", Some(docs.len() as u64));
+    reporter.stage("chunking files", Some(texts.len() as u64));
     let out: Vec<Vec<ChunkDraft>> = texts
         .par_iter()
         .map(|d| {
@@ -547,37 +917,6 @@ fn model_info(e: &dyn Embedder) -> ModelInfo {
         max_tokens: m.max_tokens,
         weights_sha256: m.weights_sha256.clone(),
     }
-}
-
-/// Hash over everything that decides the output: same inputs, same version.
-fn index_version(
-    repos: &[RepoDocs],
-    docs: &[DocRecord],
-    settings: &BuildSettings,
-    weights: &Weights,
-    embedder: &dyn Embedder,
-) -> IndexVersion {
-    #[derive(Serialize)]
-    struct Inputs<'a> {
-        format: u32,
-        chunker: u32,
-        repos: Vec<&'a RepoRecord>,
-        docs: &'a [DocRecord],
-        settings: &'a BuildSettings,
-        weights: &'a Weights,
-        model: ModelInfo,
-    }
-    let inputs = Inputs {
-        format: FORMAT_VERSION,
-        chunker: CHUNKER_VERSION,
-        repos: repos.iter().map(|r| &r.record).collect(),
-        docs,
-        settings,
-        weights,
-        model: model_info(embedder),
-    };
-    let bytes = serde_json::to_vec(&inputs).unwrap_or_default();
-    IndexVersion::from_digest(&cairn_index::sha256_hex(&bytes))
 }
 
 fn write_tantivy(

@@ -26,7 +26,7 @@ pub struct ChunkLimits {
 }
 
 /// One chunk before embedding.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ChunkDraft {
     /// Lines of the raw file.
     pub span: LineSpan,

@@ -5,7 +5,8 @@
 //! reads and classifies every file of that commit; [`chunk`] cuts documents
 //! into exact line spans by structure; [`build`] embeds the chunks (reusing
 //! [`embed_cache`]), writes every file of a version through `cairn-index`, and
-//! publishes it. Depends on `cairn-index` and `cairn-embed`; nothing depends
+//! publishes it; a build can also run as shards on several machines, each
+//! writing a [`part`], merged into the same index a single machine writes. Depends on `cairn-index` and `cairn-embed`; nothing depends
 //! on it but the `cairn` binary.
 
 pub mod build;
@@ -13,8 +14,10 @@ pub mod chunk;
 pub mod config;
 pub mod documents;
 pub mod embed_cache;
+pub mod part;
 pub mod report;
 pub mod sync;
 
-pub use build::{BuildError, BuildOptions, BuildSummary, build};
+pub use build::{BuildError, BuildOptions, BuildSummary, ShardSummary, build, build_shard, merge};
+pub use part::Shard;
 pub use report::{Reporter, Silent};

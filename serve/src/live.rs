@@ -1,5 +1,6 @@
 //! The live index: the engine requests use now, swapped atomically when
-//! `<index>/CURRENT` names a new version.
+//! `<index>/CURRENT` names a new version (or a pack dropped into the index
+//! root has been adopted as one).
 //!
 //! A new version is verified (every checksum) and opened off the request
 //! path, then swapped in; requests already running hold the old engine until
@@ -65,6 +66,15 @@ impl LiveIndex {
     /// `force` retries a version refused before (SIGHUP).
     pub fn check(&self, force: bool) -> SwapOutcome {
         let root = IndexRoot::new(&self.opts.index);
+        // Packs a nightly job dropped into the root become versions (and CURRENT) first.
+        for (pack, result) in cairn_index::pack::adopt_dropped_packs(&root) {
+            match result {
+                Ok(v) => tracing::info!(pack = %pack.display(), version = %v, "pack adopted"),
+                Err(e) => {
+                    tracing::error!(pack = %pack.display(), error = %e, "pack refused (renamed .rejected)")
+                }
+            }
+        }
         let wanted = match root.current() {
             Ok(v) => v,
             Err(e) => {

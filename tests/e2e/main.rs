@@ -10,3 +10,4 @@ mod publish;
 mod real_model;
 mod search;
 mod serve_process;
+mod ship;

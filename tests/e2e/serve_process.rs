@@ -33,11 +33,15 @@ pub fn agent() -> ureq::Agent {
 impl Server {
     /// Starts `cairn serve` on the fixture index in `out`, waiting until it is ready.
     pub fn start(w: &World, out: &str, extra: &[&str]) -> Server {
+        Self::start_at(w, w.path(out).to_str().expect("utf8"), extra)
+    }
+
+    /// Starts `cairn serve --index INDEX` (a root or a pack), waiting until it is ready.
+    pub fn start_at(w: &World, index: &str, extra: &[&str]) -> Server {
         let port = free_port();
         let bind = format!("127.0.0.1:{port}");
         let child = Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .args(["serve", "--index"])
-            .arg(w.path(out))
+            .args(["serve", "--index", index])
             .arg("--model-dir")
             .arg(&w.model)
             .args(["--bind", &bind, "--tokens"])

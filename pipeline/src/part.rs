@@ -1,0 +1,253 @@
+//! A partial build on disk: what one shard (`cairn build --shard I/N`)
+//! synced, chunked and embedded, for `cairn build --merge` to publish.
+//!
+//! ```text
+//! <part>/part.json     shard, config digest, settings, weights, model, and per
+//!                      repository: its record, documents, skips and chunks
+//! <part>/vectors.f32   every chunk's vector, in part order, little-endian f32
+//! ```
+//! A part holds the documents' text, so the merge needs neither git nor the model.
+
+use crate::chunk::ChunkDraft;
+use crate::config::{BuildSettings, Weights};
+use crate::documents::{Skipped, SourceDoc, language};
+use cairn_index::Doctype;
+use cairn_index::manifest::{ModelInfo, RepoRecord, SkipReason};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Bumped when the part layout changes; a merge refuses other versions.
+pub const PART_FORMAT: u32 = 1;
+const PART_JSON: &str = "part.json";
+const PART_VECTORS: &str = "vectors.f32";
+
+/// Why a part could not be written or read.
+#[derive(Debug, thiserror::Error)]
+pub enum PartError {
+    /// A file could not be read or written.
+    #[error("{path}: {message}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The parts do not make up one build.
+    #[error("{0}")]
+    Mismatch(String),
+}
+
+/// Which slice of the repositories one machine builds: shard `index` of `count`, 1-based.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// This shard, 1 to `count`.
+    pub index: usize,
+    /// How many shards there are.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Parses `I/N` (1 ≤ I ≤ N).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (i, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("--shard {s:?}: expected I/N, e.g. 2/4"))?;
+        let (index, count) = (
+            i.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("--shard {s:?}: I is not a number"))?,
+            n.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("--shard {s:?}: N is not a number"))?,
+        );
+        if count == 0 || index == 0 || index > count {
+            return Err(format!("--shard {s:?}: need 1 ≤ I ≤ N"));
+        }
+        Ok(Self { index, count })
+    }
+
+    /// Whether the repository at `position` in repositories.yml belongs to this shard.
+    pub fn takes(&self, position: usize) -> bool {
+        position % self.count == self.index - 1
+    }
+}
+
+/// One document as a part stores it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PartDoc {
+    /// Path in the repository.
+    pub path: String,
+    /// The file's text.
+    pub text: String,
+    /// Its doctype.
+    pub doctype: Doctype,
+}
+
+/// One skipped file as a part stores it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PartSkip {
+    /// Path in the repository.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Why.
+    pub reason: SkipReason,
+}
+
+/// One repository of a part.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PartRepo {
+    /// What the build recorded about it (branch, commit, error).
+    pub record: RepoRecord,
+    /// Its documents, in path order.
+    pub docs: Vec<PartDoc>,
+    /// Its skipped files.
+    pub skipped: Vec<PartSkip>,
+    /// Each document's chunks.
+    pub chunks: Vec<Vec<ChunkDraft>>,
+}
+
+impl PartRepo {
+    /// The documents as the builder handles them.
+    pub fn source_docs(&self) -> Vec<SourceDoc> {
+        self.docs
+            .iter()
+            .map(|d| SourceDoc {
+                language: language(&d.path),
+                path: d.path.clone(),
+                text: d.text.clone(),
+                doctype: d.doctype,
+            })
+            .collect()
+    }
+
+    /// The skipped files as the builder handles them.
+    pub fn skips(&self) -> Vec<Skipped> {
+        self.skipped
+            .iter()
+            .map(|s| Skipped {
+                path: s.path.clone(),
+                size: s.size,
+                reason: s.reason,
+            })
+            .collect()
+    }
+}
+
+/// Embedding figures of a part, summed by the merge.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
+pub struct PartStats {
+    /// Chunks embedded.
+    pub embedded: usize,
+    /// Chunks from the cache.
+    pub cached: usize,
+    /// Tokens embedded.
+    pub embedded_tokens: u64,
+    /// Seconds in the model.
+    pub embed_seconds: f64,
+}
+
+/// The part's manifest.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PartManifest {
+    /// [`PART_FORMAT`].
+    pub format: u32,
+    /// Which shard this is.
+    pub shard: Shard,
+    /// sha256 of repositories.yml's bytes: every part of a merge must share it.
+    pub config_sha256: String,
+    /// The builder's chunker version.
+    pub chunker: u32,
+    /// Build settings.
+    pub settings: BuildSettings,
+    /// Ranking weights.
+    pub weights: Weights,
+    /// The embedding model.
+    pub model: ModelInfo,
+    /// The repositories of this shard, in repositories.yml order.
+    pub repos: Vec<PartRepo>,
+    /// Embedding figures.
+    pub stats: PartStats,
+}
+
+fn file_err(path: &Path, e: impl ToString) -> PartError {
+    PartError::File {
+        path: path.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+/// Writes a part: its manifest and every chunk's vector.
+pub fn write(dir: &Path, manifest: &PartManifest, vectors: &[Vec<f32>]) -> Result<(), PartError> {
+    std::fs::create_dir_all(dir).map_err(|e| file_err(dir, e))?;
+    let json = dir.join(PART_JSON);
+    let bytes = serde_json::to_vec(manifest).map_err(|e| file_err(&json, e))?;
+    std::fs::write(&json, bytes).map_err(|e| file_err(&json, e))?;
+    let vec_path = dir.join(PART_VECTORS);
+    let mut raw = Vec::with_capacity(vectors.iter().map(Vec::len).sum::<usize>() * 4);
+    for v in vectors {
+        for x in v {
+            raw.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    std::fs::write(&vec_path, raw).map_err(|e| file_err(&vec_path, e))
+}
+
+/// Reads a part back, checking its vectors against its chunks.
+pub fn read(dir: &Path) -> Result<(PartManifest, Vec<Vec<f32>>), PartError> {
+    let json = dir.join(PART_JSON);
+    let bytes = std::fs::read(&json).map_err(|e| file_err(&json, e))?;
+    let manifest: PartManifest = serde_json::from_slice(&bytes).map_err(|e| file_err(&json, e))?;
+    if manifest.format != PART_FORMAT {
+        return Err(file_err(
+            &json,
+            format!(
+                "part format {} (this cairn reads {PART_FORMAT}); rebuild the shard",
+                manifest.format
+            ),
+        ));
+    }
+    let vec_path = dir.join(PART_VECTORS);
+    let raw = std::fs::read(&vec_path).map_err(|e| file_err(&vec_path, e))?;
+    let dim = manifest.model.dim.max(1);
+    let chunks: usize = manifest
+        .repos
+        .iter()
+        .flat_map(|r| r.chunks.iter())
+        .map(Vec::len)
+        .sum();
+    if raw.len() != chunks * dim * 4 {
+        return Err(file_err(
+            &vec_path,
+            format!("{} bytes, expected {chunks} chunks × {dim} × 4", raw.len()),
+        ));
+    }
+    let vectors = raw
+        .chunks_exact(dim * 4)
+        .map(|row| {
+            row.chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect()
+        })
+        .collect();
+    Ok((manifest, vectors))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_split_the_repositories_without_overlap() {
+        let shards: Vec<Shard> = (1..=3)
+            .map(|i| Shard::parse(&format!("{i}/3")).expect("parse"))
+            .collect();
+        for position in 0..10 {
+            let owners = shards.iter().filter(|s| s.takes(position)).count();
+            assert_eq!(owners, 1, "repository {position}");
+        }
+        for bad in ["0/3", "4/3", "1/0", "x/2", "2"] {
+            assert!(Shard::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! Builds that outgrow one machine (shards merged into the same index) and
+//! shippable packs (checked before anything is served).
+
+use crate::fixtures::{World, cairn, current_dir, stderr, stdout};
+use crate::serve_process::{Server, get_json};
+use std::path::Path;
+
+fn build_args<'a>(
+    w: &'a World,
+    config: &'a str,
+    model: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec!["build", "--config", config, "--model-dir", model];
+    args.extend_from_slice(extra);
+    let _ = w;
+    args
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn sharded_builds_merge_into_the_single_machine_index() {
+    let w = World::new();
+    let config = w.path("config/repositories.yml");
+    let config = config.to_str().expect("utf8");
+    let model = w.model.to_str().expect("utf8");
+    let path = |p: &str| w.path(p).to_str().expect("utf8").to_owned();
+    let (single, one, two, merged) = (path("single"), path("part1"), path("part2"), path("merged"));
+    let (c0, c1, c2) = (path("cache0"), path("cache1"), path("cache2"));
+
+    let out = cairn(&build_args(
+        &w,
+        config,
+        model,
+        &["--out", &single, "--cache", &c0],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Each shard on its own machine: its own cache, its own part folder.
+    for (shard, part, cache) in [("1/2", &one, &c1), ("2/2", &two, &c2)] {
+        let out = cairn(&build_args(
+            &w,
+            config,
+            model,
+            &["--shard", shard, "--out", part, "--cache", cache, "--json"],
+        ));
+        assert!(out.status.success(), "{shard}: {}", stderr(&out));
+        let summary: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+        assert_eq!(
+            summary["repos"].as_array().map(Vec::len),
+            Some(1),
+            "one repo each"
+        );
+    }
+    // Parts can be merged in any order.
+    let out = cairn(&build_args(
+        &w,
+        config,
+        model,
+        &["--merge", &two, &one, "--out", &merged, "--cache", &c0],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let (a, b) = (
+        current_dir(Path::new(&single)),
+        current_dir(Path::new(&merged)),
+    );
+    assert_eq!(a.file_name(), b.file_name(), "same index_version");
+    for f in [
+        "docs.json",
+        "chunks.json",
+        "content.bin",
+        "vectors.f32",
+        "weights.json",
+    ] {
+        assert!(read(&a.join(f)) == read(&b.join(f)), "{f} differs");
+    }
+    let verify = cairn(&["verify", "--index", &merged]);
+    assert!(verify.status.success(), "{}", stdout(&verify));
+
+    // A missing shard, or a part from another config, is refused and publishes nothing.
+    let lonely = path("lonely");
+    let out = cairn(&build_args(
+        &w,
+        config,
+        model,
+        &["--merge", &one, "--out", &lonely],
+    ));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("shard 2/2 is missing"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!w.path("lonely/CURRENT").exists());
+    w.write_config("    exclude: [\"nothing/**\"]\n");
+    let out = cairn(&build_args(
+        &w,
+        config,
+        model,
+        &["--merge", &one, &two, "--out", &lonely],
+    ));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("another repositories.yml"),
+        "{}",
+        stderr(&out)
+    );
+    let out = cairn(&build_args(
+        &w,
+        config,
+        model,
+        &["--shard", "3/2", "--out", &lonely],
+    ));
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn packs_are_checked_before_they_are_served() {
+    let w = World::new();
+    assert!(w.build("out", &[]).status.success());
+    let out_dir = w.path("dist");
+    let index = w.path("out");
+    let packed = cairn(&[
+        "pack",
+        "--index",
+        index.to_str().expect("utf8"),
+        "--out-dir",
+        out_dir.to_str().expect("utf8"),
+        "--json",
+    ]);
+    assert!(packed.status.success(), "{}", stderr(&packed));
+    let info: serde_json::Value = serde_json::from_str(&stdout(&packed)).expect("json");
+    let pack = std::path::PathBuf::from(info["path"].as_str().expect("path"));
+    let version = info["index_version"].as_str().expect("version").to_owned();
+    assert_eq!(
+        pack.file_name().and_then(|n| n.to_str()),
+        Some(format!("cairn-index-{version}.tar.zst").as_str())
+    );
+    // sha256sum can check it too.
+    let sums = std::fs::read_to_string(format!("{}.sha256", pack.display())).expect("sums");
+    assert!(sums.starts_with(info["sha256"].as_str().expect("sha")));
+
+    // Unpacked into a fresh root: the same version, and it verifies.
+    let fresh = w.path("fresh");
+    let out = cairn(&[
+        "unpack",
+        pack.to_str().expect("utf8"),
+        "--index",
+        fresh.to_str().expect("utf8"),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        current_dir(&fresh).file_name().and_then(|n| n.to_str()),
+        Some(version.as_str())
+    );
+    assert!(
+        cairn(&["verify", "--index", fresh.to_str().expect("utf8")])
+            .status
+            .success()
+    );
+
+    // A flipped byte, or no checksum file: refused, nothing published.
+    let bad = w.path("bad");
+    let tampered = w.path("dist/tampered/cairn-index-0000000000000000.tar.zst");
+    std::fs::create_dir_all(tampered.parent().expect("parent")).expect("mkdir");
+    let mut bytes = read(&pack);
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x01;
+    std::fs::write(&tampered, bytes).expect("write");
+    std::fs::copy(
+        format!("{}.sha256", pack.display()),
+        format!("{}.sha256", tampered.display()),
+    )
+    .expect("copy sums");
+    let out = cairn(&[
+        "unpack",
+        tampered.to_str().expect("utf8"),
+        "--index",
+        bad.to_str().expect("utf8"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("sha256"), "{}", stderr(&out));
+    std::fs::remove_file(format!("{}.sha256", tampered.display())).expect("rm");
+    let out = cairn(&[
+        "unpack",
+        tampered.to_str().expect("utf8"),
+        "--index",
+        bad.to_str().expect("utf8"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no checksum file"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!bad.join("CURRENT").exists());
+
+    // `cairn serve --index PACK` unpacks, checks and serves it.
+    let token = cairn_serve::auth::TokenStore::new(w.path("tokens.json"))
+        .add("bot", &[], false)
+        .expect("token");
+    let served_root = w.path("served");
+    let server = Server::start_at(
+        &w,
+        pack.to_str().expect("utf8"),
+        &[
+            "--unpack-into",
+            served_root.to_str().expect("utf8"),
+            "--watch-ms",
+            "100",
+        ],
+    );
+    assert_eq!(
+        get_json(&server.url("/version"), &token).1["index_version"],
+        version
+    );
+
+    // A nightly job drops a newer pack into the root: the server adopts it.
+    crate::fixtures::commit(
+        &w.alpha_repo(),
+        &[("docs/news.md", b"# News\n\nFaster fits.\n".to_vec())],
+        "news",
+    );
+    assert!(w.build("out", &[]).status.success());
+    let packed = cairn(&[
+        "pack",
+        "--index",
+        index.to_str().expect("utf8"),
+        "--out-dir",
+        served_root.to_str().expect("utf8"),
+        "--json",
+    ]);
+    assert!(packed.status.success());
+    let newer: serde_json::Value = serde_json::from_str(&stdout(&packed)).expect("json");
+    let started = std::time::Instant::now();
+    while get_json(&server.url("/version"), &token).1["index_version"] != newer["index_version"] {
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "the dropped pack was never adopted"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
