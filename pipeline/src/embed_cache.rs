@@ -3,13 +3,18 @@
 //!
 //! One file per model under `<cache>/embeddings/`: a sequence of records, each
 //! the 32-byte text digest followed by `dim` little-endian f32. It is
-//! rewritten atomically after each build with exactly the entries that build
-//! used, so it never grows without bound.
+//! rewritten atomically after each build with the entries that build used,
+//! plus up to [`KEEP_UNUSED`] earlier ones (so shards or branches built
+//! alternately into one cache keep each other's vectors), so it never grows
+//! without bound.
 
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+/// Entries a save keeps beyond the ones the build used (about 80 MB at 384 dimensions).
+pub const KEEP_UNUSED: usize = 50_000;
 
 /// Digest of an embedded text.
 pub type TextKey = [u8; 32];
@@ -57,7 +62,8 @@ impl EmbedCache {
         self.entries.is_empty()
     }
 
-    /// Replaces the file with exactly `used` (key, vector) pairs, atomically.
+    /// Replaces the file, atomically, with the `used` (key, vector) pairs and
+    /// up to [`KEEP_UNUSED`] of the entries it held before.
     pub fn save<'a>(&self, used: impl Iterator<Item = (&'a TextKey, &'a [f32])>) -> io::Result<()> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
@@ -65,13 +71,27 @@ impl EmbedCache {
         {
             let mut w = io::BufWriter::new(tmp.as_file_mut());
             let mut seen = std::collections::HashSet::new();
+            let mut write = |key: &TextKey, v: &[f32]| -> io::Result<()> {
+                w.write_all(key)?;
+                for x in v {
+                    w.write_all(&x.to_le_bytes())?;
+                }
+                Ok(())
+            };
             for (key, v) in used {
                 if v.len() == self.dim && seen.insert(*key) {
-                    w.write_all(key)?;
-                    for x in v {
-                        w.write_all(&x.to_le_bytes())?;
-                    }
+                    write(key, v)?;
                 }
+            }
+            // Earlier entries, in key order so the file is the same whatever the map's order.
+            let mut older: Vec<(&TextKey, &Vec<f32>)> = self
+                .entries
+                .iter()
+                .filter(|(k, _)| !seen.contains(*k))
+                .collect();
+            older.sort_by_key(|(k, _)| **k);
+            for (key, v) in older.into_iter().take(KEEP_UNUSED) {
+                write(key, v)?;
             }
             w.flush()?;
         }
@@ -114,6 +134,12 @@ mod tests {
         c.save(std::iter::once((&k, v.as_slice()))).expect("save");
         let c = EmbedCache::open(dir.path(), "abcdef0123456789ff", 2);
         assert_eq!(c.get(&k), Some(&v));
+        // Entries a later save did not use are kept too.
+        let c = EmbedCache::open(dir.path(), "abcdef0123456789ff", 2);
+        let k2 = text_key("world");
+        c.save(std::iter::once((&k2, v.as_slice()))).expect("save");
+        let c = EmbedCache::open(dir.path(), "abcdef0123456789ff", 2);
+        assert_eq!((c.len(), c.get(&k)), (2, Some(&v)));
         // A different model never sees these vectors.
         assert!(EmbedCache::open(dir.path(), "0000000000000000", 2).is_empty());
         // A truncated file is ignored rather than trusted.
