@@ -7,6 +7,7 @@ mod fixtures;
 mod http;
 mod mcp;
 mod publish;
+mod readme;
 mod real_model;
 mod search;
 mod serve_process;

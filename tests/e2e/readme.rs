@@ -1,0 +1,331 @@
+//! Every command in README.md, run as written against a fixture sandbox:
+//! `cairn` commands with the built binary, `curl` against the `cairn serve`
+//! the README starts, the MCP snippets with a real MCP client. Commands that
+//! are `.ci/run`'s job (fetching the model, the test suite) must appear there.
+
+use crate::fixtures::commit;
+use git2::{Repository, RepositoryInitOptions};
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const README: &str = include_str!("../../README.md");
+const CI_RUN: &str = include_str!("../../.ci/run");
+const GOLDEN: &str = include_str!("../../golden/queries.yaml");
+
+/// Commands `.ci/run` runs instead of this test.
+const CI_COMMANDS: [&str; 2] = ["scripts/fetch-model.sh", "cargo test --workspace"];
+/// Plain shell tools the README may use around cairn.
+const SHELL_TOOLS: [&str; 6] = ["cd", "ls", "sha256sum", "echo", "cat", "mv"];
+
+/// The fenced blocks of `lang` in the README.
+fn blocks(lang: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    for line in README.lines() {
+        match (&mut current, line.trim_start()) {
+            (None, l) if l == format!("```{lang}") => current = Some(String::new()),
+            (Some(_), "```") => out.extend(current.take()),
+            (Some(b), _) => {
+                b.push_str(line);
+                b.push('\n');
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Splits `a && b` outside quotes.
+fn split_and(line: &str) -> Vec<String> {
+    let (mut parts, mut cur, mut quote) = (Vec::new(), String::new(), None::<char>);
+    let chars: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match quote {
+            Some(q) if c == q => quote = None,
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None if c == '&' && chars.get(i + 1) == Some(&'&') => {
+                parts.push(cur.trim().to_owned());
+                cur.clear();
+                i += 2;
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+        i += 1;
+    }
+    parts.push(cur.trim().to_owned());
+    parts.retain(|p| !p.is_empty());
+    parts
+}
+
+fn init_repo(path: &Path, files: &[(&str, Vec<u8>)]) {
+    let mut opts = RepositoryInitOptions::new();
+    opts.initial_head("main");
+    let repo = Repository::init_opts(path, &opts).expect("init");
+    commit(&repo, files, "first");
+}
+
+/// A sandbox laid out like a checkout with `../shared/corpus` beside it.
+struct Sandbox {
+    _dir: tempfile::TempDir,
+    project: PathBuf,
+    bin: PathBuf,
+    model: PathBuf,
+    port: u16,
+}
+
+impl Sandbox {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().to_owned();
+        let project = root.join("project");
+        let ensemble: String = (1..=600)
+            .map(|i| match i {
+                1 => "class EnsembleSampler:\n".to_owned(),
+                2 => "    \"\"\"An ensemble MCMC sampler; pass pool=Pool() to run in parallel.\"\"\"\n".to_owned(),
+                560 => "    @property\n".to_owned(),
+                561 => "    def chain(self):\n".to_owned(),
+                562 => "        \"\"\"Deprecated: use get_chain().\"\"\"\n".to_owned(),
+                _ => format!("    # line {i}: walkers move in parallel\n"),
+            })
+            .collect();
+        init_repo(
+            &root.join("repos/emcee"),
+            &[
+                ("README.md", b"# emcee\n\nThe MCMC hammer: ensemble sampling.\n".to_vec()),
+                ("src/emcee/ensemble.py", ensemble.into_bytes()),
+                (
+                    "docs/tutorials/parallel.md",
+                    b"# Parallelization\n\nUse multiprocessing Pool with EnsembleSampler(pool=pool).\n".to_vec(),
+                ),
+            ],
+        );
+        let readme: String =
+            std::iter::once("# MulensModel\n\nMicrolensing modelling.\n".to_owned())
+                .chain((4..=30).map(|i| format!("Line {i} about PSPL models and parallax fits.\n")))
+                .collect();
+        init_repo(
+            &root.join("repos/MulensModel"),
+            &[
+                ("README.md", readme.into_bytes()),
+                (
+                    "source/MulensModel/modelparameters.py",
+                    b"class ModelParameters:\n    \"\"\"PSPL parameter names: t_0, u_0, t_E; parallax pi_E_N, pi_E_E.\"\"\"\n\n    def __init__(self, parameters):\n        self.parameters = parameters\n".to_vec(),
+                ),
+            ],
+        );
+        let config = format!(
+            "general_tools:\n  - name: emcee\n    url: {}\n    web_url: https://github.com/dfm/emcee\nmicrolensing_tools:\n  - name: MulensModel\n    url: {}\n    web_url: https://github.com/rpoleski/MulensModel\n",
+            root.join("repos/emcee").display(),
+            root.join("repos/MulensModel").display()
+        );
+        for p in [
+            root.join("shared/corpus/repositories.yml"),
+            project.join("config/repositories.yml"),
+        ] {
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&p, &config).expect("write config");
+        }
+        std::fs::create_dir_all(project.join("golden")).expect("mkdir");
+        std::fs::write(project.join("golden/queries.yaml"), GOLDEN).expect("golden");
+        let bin = root.join("bin");
+        std::fs::create_dir_all(&bin).expect("mkdir");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_cairn"), bin.join("cairn")).expect("link");
+        let model = root.join("model");
+        cairn_embed::fixtures::write_tiny_bert(&model).expect("model");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("port");
+        Self {
+            _dir: dir,
+            project,
+            bin,
+            model,
+            port,
+        }
+    }
+
+    /// Rewrites one README command into what the sandbox runs; None when `.ci/run` runs it.
+    fn rewrite(&self, cmd: &str) -> Result<Option<String>, String> {
+        if CI_COMMANDS.contains(&cmd) {
+            return if CI_RUN.contains(cmd) {
+                Ok(None)
+            } else {
+                Err(format!("`{cmd}` is neither run here nor by .ci/run"))
+            };
+        }
+        let cmd = cmd
+            .replace("cargo run --release --", "cairn")
+            .replace("127.0.0.1:8080", &format!("127.0.0.1:{}", self.port));
+        let first = cmd.split_whitespace().next().unwrap_or("");
+        let export_cairn = first == "export" && cmd.contains("$(cairn ");
+        let run = match first {
+            "cairn" if cmd.starts_with("cairn serve") => {
+                format!("stop_server; {cmd} >> serve.log 2>&1 & echo $! > server.pid; wait_ready")
+            }
+            // An MCP client drives it (below); here it only has to parse.
+            "cairn" if cmd.starts_with("cairn mcp") => format!("{cmd} --help > /dev/null"),
+            "cairn" => cmd.clone(),
+            "curl" => cmd.replacen("curl ", "curl --fail-with-body --max-time 30 ", 1),
+            _ if export_cairn || SHELL_TOOLS.contains(&first) => cmd.clone(),
+            _ => return Err(format!("README command not covered by a test: `{cmd}`")),
+        };
+        Ok(Some(run))
+    }
+
+    /// Runs one README block as a bash script; variables it exports carry over.
+    fn run_block(&self, block: &str) -> Result<(), String> {
+        let mut script = format!(
+            "set -euo pipefail\n[ -f .env ] && source .env\nstop_server() {{ if [ -f server.pid ]; then kill $(cat server.pid) 2>/dev/null || true; while curl -s http://127.0.0.1:{p}/ready >/dev/null 2>&1; do sleep 0.1; done; rm -f server.pid; fi; }}\nwait_ready() {{ for _ in $(seq 300); do curl -fs http://127.0.0.1:{p}/ready >/dev/null 2>&1 && return 0; sleep 0.1; done; cat serve.log; return 1; }}\n",
+            p = self.port
+        );
+        let mut joined = String::new();
+        for line in block.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            joined.push_str(line.trim_end_matches('\\'));
+            if line.ends_with('\\') {
+                joined.push(' ');
+                continue;
+            }
+            for part in split_and(&joined) {
+                if let Some(run) = self.rewrite(&part)? {
+                    script.push_str(&format!("echo '>>> {}'\n{run}\n", part.replace('\'', "")));
+                }
+            }
+            joined.clear();
+        }
+        script.push_str("export -p | grep -E ' (TOKEN)=' > .env || true\n");
+        let path = self.project.join(".readme-block.sh");
+        std::fs::write(&path, script).expect("write script");
+        let out = Command::new("bash")
+            .arg(&path)
+            .current_dir(&self.project)
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    self.bin.display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            )
+            .env("CAIRN_MODEL_DIR", &self.model)
+            .env("CAIRN_LOG", "warn")
+            .env("CAIRN_BIND", format!("127.0.0.1:{}", self.port))
+            .env_remove("CAIRN_INDEX")
+            .env_remove("CAIRN_TOKENS")
+            .output()
+            .expect("bash");
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "README block failed:\n{block}\n--- stdout\n{}\n--- stderr\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(self.project.join("server.pid")) {
+            let _ = Command::new("kill").arg(pid.trim()).status();
+        }
+    }
+}
+
+#[test]
+fn every_readme_command_runs_as_written() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(&sb.project).expect("project");
+    let sh = blocks("sh");
+    assert!(sh.len() >= 8, "README has {} sh blocks", sh.len());
+    for block in &sh {
+        if let Err(e) = sb.run_block(block) {
+            panic!("{e}");
+        }
+    }
+
+    // The MCP snippets (stdio): the JSON configs' command and args, and the
+    // `cairn mcp` line, each driven by a real MCP client.
+    let index = sb.project.join(".cairn/index");
+    let mut launches: Vec<Vec<String>> = Vec::new();
+    for json in blocks("json") {
+        let v: serde_json::Value = serde_json::from_str(&json).expect("README JSON parses");
+        let servers = v
+            .get("mcpServers")
+            .or_else(|| v.get("servers"))
+            .expect("servers");
+        for (_, s) in servers.as_object().expect("object") {
+            let mut argv = vec![s["command"].as_str().expect("command").to_owned()];
+            for a in s["args"].as_array().expect("args") {
+                let a = a.as_str().expect("arg");
+                // The snippets' placeholders for where the user keeps the index.
+                let a = a
+                    .replace("/srv/cairn/index", &index.display().to_string())
+                    .replace("${workspaceFolder}", &sb.project.display().to_string());
+                argv.push(a);
+            }
+            launches.push(argv);
+        }
+    }
+    assert!(launches.len() >= 2, "Claude Desktop and VS Code snippets");
+    launches.push(vec![
+        "cairn".into(),
+        "mcp".into(),
+        "--index".into(),
+        ".cairn/index".into(),
+    ]);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    for argv in launches {
+        assert_eq!(argv[0], "cairn", "{argv:?}");
+        rt.block_on(async {
+            let cmd = tokio::process::Command::new(sb.bin.join("cairn")).configure(|c| {
+                c.args(&argv[1..])
+                    .current_dir(&sb.project)
+                    .env("CAIRN_MODEL_DIR", &sb.model)
+                    .env("CAIRN_LOG", "error");
+            });
+            let client =
+                ().serve(TokioChildProcess::new(cmd).expect("spawn"))
+                    .await
+                    .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+            let tools = client.list_all_tools().await.expect("tools/list");
+            assert!(tools.iter().any(|t| t.name == "search"), "{argv:?}");
+            let args = serde_json::json!({"query": "emcee multiprocessing pool"});
+            let serde_json::Value::Object(args) = args else {
+                panic!("arguments are an object")
+            };
+            let r = client
+                .call_tool(CallToolRequestParams::new("search").with_arguments(args))
+                .await
+                .expect("search");
+            assert_eq!(r.is_error, Some(false), "{argv:?}");
+            client.cancel().await.expect("close");
+        });
+    }
+}
+
+#[test]
+fn commands_split_outside_quotes() {
+    assert_eq!(
+        split_and("a && b 'c && d' && e"),
+        vec!["a", "b 'c && d'", "e"]
+    );
+}
