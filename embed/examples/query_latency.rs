@@ -24,6 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         took.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     took.sort_by(f64::total_cmp);
+
     let at = |p: f64| took[((took.len() - 1) as f64 * p) as usize];
     println!(
         "one query at a time, n={n}: p50 {:.2} ms  p90 {:.2} ms  p99 {:.2} ms",

@@ -15,6 +15,14 @@ pub const MAX_BATCH: usize = 50;
 /// response stays well under GPT Actions' 100,000-character limit.
 pub const MAX_TEXT_BYTES: usize = 48_000;
 
+/// The span a retrieve asks for when `start` or `end` is left out: from
+/// line 1, and [`MAX_SPAN_LINES`] lines long.
+pub fn requested_span(start: Option<i64>, end: Option<i64>) -> (i64, i64) {
+    let start = start.unwrap_or(1);
+    let end = end.unwrap_or_else(|| start.saturating_add(i64::from(MAX_SPAN_LINES) - 1));
+    (start, end)
+}
+
 /// How to rank.
 #[derive(
     Clone,

@@ -97,11 +97,7 @@ struct RetrieveArgs {
 
 impl RetrieveArgs {
     fn span(&self) -> (i64, i64) {
-        let start = self.start.unwrap_or(1);
-        let end = self
-            .end
-            .unwrap_or_else(|| start.saturating_add(i64::from(MAX_SPAN_LINES) - 1));
-        (start, end)
+        cairn_search::requested_span(self.start, self.end)
     }
 }
 
@@ -257,16 +253,7 @@ fn tool_ok(value: Value, text: String) -> CallToolResult {
 }
 
 fn parse<T: DeserializeOwned>(args: &Value) -> Result<T, ApiError> {
-    serde_path_to_error::deserialize(args).map_err(|e| {
-        let path = e.path().to_string();
-        let message = e.inner().to_string();
-        let field = if path == "." {
-            message.split('`').nth(1).map(str::to_owned)
-        } else {
-            Some(path)
-        };
-        ApiError::malformed(field, message)
-    })
+    crate::problem::parse_json(args)
 }
 
 /// The caller an HTTP session authenticated as; a stdio session is the local user.
@@ -301,26 +288,7 @@ impl CairnMcp {
         &self,
         f: impl FnOnce() -> Result<T, SearchError> + Send + 'static,
     ) -> Result<T, ApiError> {
-        use crate::pool::PoolError;
-        use actix_web::http::StatusCode;
-        match self.pool.run(Instant::now() + self.deadline, f).await {
-            Ok(r) => r.map_err(ApiError::from),
-            Err(PoolError::Overloaded) => Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "overloaded",
-                "every search worker is busy; retry shortly",
-            )),
-            Err(PoolError::DeadlineExceeded) => Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "deadline_exceeded",
-                "the answer took too long; retry shortly",
-            )),
-            Err(PoolError::Panicked) => Err(ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
-                "the search failed",
-            )),
-        }
+        Ok(self.pool.run(Instant::now() + self.deadline, f).await??)
     }
 
     /// Runs one tool; Err only for failures the caller caused or can retry.

@@ -149,6 +149,52 @@ impl ResponseError for ApiError {
     }
 }
 
+/// Deserializes `T`, naming the field at fault (`items[0].start`, or the
+/// field serde reports missing or unknown): the one parser of both connectors.
+pub fn parse_json<'de, T, D>(de: D) -> Result<T, ApiError>
+where
+    T: serde::Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+    D::Error: std::fmt::Display,
+{
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.inner().to_string();
+        let field = if path == "." {
+            // serde names missing and unknown fields in backticks.
+            message.split('`').nth(1).map(str::to_owned)
+        } else {
+            Some(path)
+        };
+        ApiError::malformed(field, message)
+    })
+}
+
+impl From<crate::pool::PoolError> for ApiError {
+    fn from(e: crate::pool::PoolError) -> Self {
+        use crate::pool::PoolError;
+        match e {
+            PoolError::Overloaded => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "overloaded",
+                "every search worker is busy and the queue is full; retry shortly",
+            )
+            .retry_after(1),
+            PoolError::DeadlineExceeded => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "deadline_exceeded",
+                "the answer took longer than the server's deadline; retry shortly",
+            )
+            .retry_after(2),
+            PoolError::Panicked => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "the search failed; quote the trace_id when reporting it",
+            ),
+        }
+    }
+}
+
 impl From<SearchError> for ApiError {
     fn from(e: SearchError) -> Self {
         match e {

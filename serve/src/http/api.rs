@@ -44,26 +44,9 @@ fn caller(req: &HttpRequest) -> Caller {
         .unwrap_or_else(Caller::anonymous)
 }
 
-/// The name serde's message gives a field it could not find or did not know.
-fn field_in_message(msg: &str) -> Option<String> {
-    let start = msg.find('`')? + 1;
-    let end = start + msg[start..].find('`')?;
-    Some(msg[start..end].to_owned())
-}
-
-/// Parses JSON into `T`, naming the field at fault.
+/// Parses JSON bytes into `T`, naming the field at fault.
 fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let message = e.inner().to_string();
-        let field = if path == "." {
-            field_in_message(&message)
-        } else {
-            Some(path)
-        };
-        ApiError::malformed(field, message)
-    })
+    crate::problem::parse_json(&mut serde_json::Deserializer::from_slice(bytes))
 }
 
 /// A POST body: JSON (when a content type is given, it must say so).
@@ -301,11 +284,7 @@ pub struct RetrieveBody {
 
 impl RetrieveBody {
     fn span(&self) -> (i64, i64) {
-        let start = self.start.unwrap_or(1);
-        let end = self
-            .end
-            .unwrap_or_else(|| start.saturating_add(i64::from(cairn_search::MAX_SPAN_LINES) - 1));
-        (start, end)
+        cairn_search::requested_span(self.start, self.end)
     }
 }
 

@@ -132,30 +132,8 @@ impl AppState {
         T: Send + 'static,
         F: FnOnce() -> T + Send + 'static,
     {
-        use crate::pool::PoolError;
         let deadline = Instant::now() + self.opts.deadline;
-        self.pool.run(deadline, f).await.map_err(|e| match e {
-            PoolError::Overloaded => ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "overloaded",
-                "every search worker is busy and the queue is full; retry shortly",
-            )
-            .retry_after(1),
-            PoolError::DeadlineExceeded => ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "deadline_exceeded",
-                format!(
-                    "the answer took longer than {} ms; retry shortly",
-                    self.opts.deadline.as_millis()
-                ),
-            )
-            .retry_after(2),
-            PoolError::Panicked => ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
-                "the search failed; quote the trace_id when reporting it",
-            ),
-        })
+        Ok(self.pool.run(deadline, f).await?)
     }
 
     /// Checks CURRENT (and the tokens file) once, logging and counting a swap.
