@@ -503,4 +503,62 @@ mod tests {
         .expect("encode");
         assert_eq!(auth.check(Some(&format!("Bearer {old}"))), Verdict::Refused);
     }
+
+    #[test]
+    fn rs256_jwts_are_checked_against_the_public_key() {
+        use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
+        use rsa::pkcs8::{EncodePrivateKey, EncodePublicKey, LineEnding};
+        let mut rng = rand_core_06();
+        let private = rsa::RsaPrivateKey::new(&mut rng, 2048).expect("key");
+        let public_pem = rsa::RsaPublicKey::from(&private)
+            .to_public_key_pem(LineEnding::LF)
+            .expect("pem");
+        let private_pem = private.to_pkcs8_pem(LineEnding::LF).expect("pem");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = dir.path().join("public.pem");
+        std::fs::write(&key, public_pem).expect("write");
+        let cfg = JwtConfig::from_file(
+            &key,
+            true,
+            Some("https://idp.example.org".into()),
+            Some("cairn".into()),
+            "cairn-admin".into(),
+        )
+        .expect("cfg");
+        let auth = Authenticator::new(None, Some(cfg), false).expect("auth");
+        let exp = time::OffsetDateTime::now_utc().unix_timestamp() + 600;
+        let sign = |claims: serde_json::Value| {
+            encode(
+                &Header::new(Algorithm::RS256),
+                &claims,
+                &EncodingKey::from_rsa_pem(private_pem.as_bytes()).expect("key"),
+            )
+            .expect("encode")
+        };
+        let good = sign(serde_json::json!({
+            "sub": "grace", "groups": ["team-b"], "exp": exp,
+            "iss": "https://idp.example.org", "aud": "cairn"
+        }));
+        assert_eq!(
+            auth.check(Some(&format!("Bearer {good}"))),
+            Verdict::Caller(Caller {
+                name: "grace".into(),
+                groups: Some(vec!["team-b".into()]),
+                admin: false
+            })
+        );
+        let wrong_audience = sign(serde_json::json!({
+            "sub": "grace", "groups": [], "exp": exp,
+            "iss": "https://idp.example.org", "aud": "someone-else"
+        }));
+        assert_eq!(
+            auth.check(Some(&format!("Bearer {wrong_audience}"))),
+            Verdict::Refused
+        );
+    }
+
+    /// rsa 0.9 takes a rand_core 0.6 generator.
+    fn rand_core_06() -> rsa::rand_core::OsRng {
+        rsa::rand_core::OsRng
+    }
 }
