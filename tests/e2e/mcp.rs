@@ -50,7 +50,9 @@ fn stdio_session_runs_every_tool_and_resource() {
                 .arg(w.path("out"))
                 .arg("--model-dir")
                 .arg(&w.model)
-                .env("CAIRN_LOG", "error");
+                // Chatty logging: any line of it on stdout would break the protocol.
+                .env("CAIRN_LOG", "debug")
+                .stderr(std::process::Stdio::null());
         });
         let client = ().serve(TokioChildProcess::new(cmd).expect("spawn")).await.expect("initialize");
         let info = client.peer_info().expect("server info");
