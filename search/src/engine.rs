@@ -26,7 +26,7 @@ const MIN_HIT_LINES: u32 = 20;
 const SNIPPET_LINES: usize = 6;
 
 /// What a search fuses: its candidate lists and the query vector.
-pub struct Candidates {
+struct Candidates {
     /// The mode actually used.
     pub mode: Mode,
     /// Why it differs from the one asked, if it does.
@@ -171,6 +171,15 @@ impl Engine {
 
     /// Hybrid, BM25 or vector search (see the crate docs).
     pub fn search(&self, req: &SearchRequest) -> Result<SearchResponse, SearchError> {
+        self.search_explained(req).map(|(resp, _)| resp)
+    }
+
+    /// [`Engine::search`], with the candidate lists it fused (what `cairn
+    /// eval` shows to explain a miss).
+    pub fn search_explained(
+        &self,
+        req: &SearchRequest,
+    ) -> Result<(SearchResponse, Vec<RankedList>), SearchError> {
         let query = req.query.trim();
         if query.is_empty() {
             return Err(invalid("query", "must not be empty"));
@@ -212,20 +221,20 @@ impl Engine {
             (Some(e), Some(t)) => e < t,
             (Some(_), None) => false,
         };
-        Ok(SearchResponse {
+        let resp = SearchResponse {
             query: query.to_owned(),
             mode,
             hits,
             insufficient_evidence,
             notice,
             index_version: self.snap.version.to_string(),
-        })
+        };
+        Ok((resp, lists))
     }
 
     /// The ranked candidate lists a search fuses (BM25, vector and identifier
-    /// matches, per scope), before weights and merging: what `cairn eval`
-    /// shows to explain a miss.
-    pub fn candidates(&self, req: &SearchRequest, query: &str) -> Result<Candidates, SearchError> {
+    /// matches, per scope), before weights and merging.
+    fn candidates(&self, req: &SearchRequest, query: &str) -> Result<Candidates, SearchError> {
         let (mode, notice) = match (&self.embedder, req.mode) {
             (None, Mode::Hybrid | Mode::Vector) => (Mode::Bm25, self.degraded.clone()),
             (_, m) => (m, None),
@@ -557,7 +566,7 @@ impl Engine {
     /// to what is left, and once nothing is left they fail with `invalid_argument`.
     pub fn retrieve_batch(
         &self,
-        items: &[(String, i64, i64)],
+        items: &[SpanRequest],
         groups: Option<&[String]>,
     ) -> Result<Vec<Result<RetrieveResponse, SearchError>>, SearchError> {
         if items.is_empty() || items.len() > MAX_BATCH {
@@ -569,14 +578,15 @@ impl Engine {
         let mut left = MAX_TEXT_BYTES;
         Ok(items
             .iter()
-            .map(|(id, s, e)| {
+            .map(|item| {
                 if left == 0 {
                     return Err(invalid(
                         "items",
                         format!("the batch's {MAX_TEXT_BYTES} bytes of text are used up; ask for fewer or shorter spans"),
                     ));
                 }
-                let r = self.retrieve_within(id, *s, *e, groups, left)?;
+                let (start, end) = item.span();
+                let r = self.retrieve_within(&item.doc_id, start, end, groups, left)?;
                 left = left.saturating_sub(r.text.len());
                 Ok(r)
             })

@@ -3,6 +3,7 @@
 //! A hit counts when its doc_id equals a relevant doc_id and its line span
 //! overlaps the relevant span (no span: the whole file).
 
+use crate::rank::RankedList;
 use crate::{Engine, Filters, Mode, SearchError, SearchRequest};
 use cairn_index::LineSpan;
 use serde::{Deserialize, Serialize};
@@ -123,15 +124,9 @@ fn relevant_hit(rel: &[Relevant], doc_id: &str, span: LineSpan) -> Option<usize>
 }
 
 /// For each candidate list, the rank of its first chunk that overlaps a relevant span.
-fn list_ranks(
-    engine: &Engine,
-    req: &SearchRequest,
-    relevant: &[Relevant],
-) -> Result<Vec<String>, SearchError> {
+fn list_ranks(engine: &Engine, lists: &[RankedList], relevant: &[Relevant]) -> Vec<String> {
     let snap = engine.snapshot();
-    let cands = engine.candidates(req, req.query.trim())?;
-    Ok(cands
-        .lists
+    lists
         .iter()
         .map(|l| {
             let rank = l.hits.iter().position(|(c, _)| {
@@ -146,7 +141,7 @@ fn list_ranks(
                 rank.map_or("-".to_owned(), |r| format!("#{}", r + 1))
             )
         })
-        .collect())
+        .collect()
 }
 
 /// Runs every query in `mode` and scores it.
@@ -184,7 +179,7 @@ pub fn evaluate(
             mode,
             groups: None,
         };
-        let resp = engine.search(&req)?;
+        let (resp, lists) = engine.search_explained(&req)?;
         let mut matched = vec![false; q.relevant.len()];
         let mut first = None;
         let mut dcg = 0.0;
@@ -234,7 +229,7 @@ pub fn evaluate(
             first_relevant: first,
             top: top.into_iter().take(k).collect(),
             guard_failed,
-            lists: list_ranks(engine, &req, &q.relevant)?,
+            lists: list_ranks(engine, &lists, &q.relevant),
         });
     }
     let metrics = |rows: &[&(String, f64, f64, f64)]| {

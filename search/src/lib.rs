@@ -19,7 +19,7 @@ pub mod runtime_weights;
 mod types;
 
 pub use context::{ChatMessage, Citation, ContextRequest, ContextResponse, TokenizerName};
-pub use engine::{Candidates, Engine, EngineOptions};
+pub use engine::{Engine, EngineOptions};
 pub use types::*;
 
 /// Why a call failed. Each variant maps to one stable code for the connectors.

@@ -15,12 +15,30 @@ pub const MAX_BATCH: usize = 50;
 /// response stays well under GPT Actions' 100,000-character limit.
 pub const MAX_TEXT_BYTES: usize = 48_000;
 
-/// The span a retrieve asks for when `start` or `end` is left out: from
-/// line 1, and [`MAX_SPAN_LINES`] lines long.
-pub fn requested_span(start: Option<i64>, end: Option<i64>) -> (i64, i64) {
-    let start = start.unwrap_or(1);
-    let end = end.unwrap_or_else(|| start.saturating_add(i64::from(MAX_SPAN_LINES) - 1));
-    (start, end)
+/// Lines of one document, as every connector asks for them (the HTTP body,
+/// the MCP arguments, and one item of a batch).
+#[derive(Clone, Debug, Deserialize, ToSchema, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpanRequest {
+    /// `<category>/<repo>/<path>`, as search hits give it.
+    pub doc_id: String,
+    /// First line, 1-based (default 1).
+    #[serde(default)]
+    pub start: Option<i64>,
+    /// Last line, inclusive (default: start + 399). At most 400 lines are returned.
+    #[serde(default)]
+    pub end: Option<i64>,
+}
+
+impl SpanRequest {
+    /// `start..=end` with the defaults filled in: from line 1, [`MAX_SPAN_LINES`] lines long.
+    pub fn span(&self) -> (i64, i64) {
+        let start = self.start.unwrap_or(1);
+        let end = self
+            .end
+            .unwrap_or_else(|| start.saturating_add(i64::from(MAX_SPAN_LINES) - 1));
+        (start, end)
+    }
 }
 
 /// How to rank.

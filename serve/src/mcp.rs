@@ -13,7 +13,8 @@ use crate::live::LiveIndex;
 use crate::pool::CpuPool;
 use crate::problem::ApiError;
 use cairn_search::{
-    ContextRequest, Filters, MAX_SPAN_LINES, Mode, SearchError, SearchRequest, TokenizerName,
+    ContextRequest, Filters, MAX_SPAN_LINES, Mode, SearchError, SearchRequest, SpanRequest,
+    TokenizerName,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -83,30 +84,12 @@ fn filters(
     }
 }
 
-/// retrieve's arguments (one item of retrieve_batch too).
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct RetrieveArgs {
-    /// "<category>/<repo>/<path>", as search hits give it.
-    doc_id: String,
-    /// First line, 1-based (default 1).
-    start: Option<i64>,
-    /// Last line, inclusive (default start + 399); at most 400 lines are returned.
-    end: Option<i64>,
-}
-
-impl RetrieveArgs {
-    fn span(&self) -> (i64, i64) {
-        cairn_search::requested_span(self.start, self.end)
-    }
-}
-
 /// retrieve_batch's arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct BatchArgs {
     /// 1 to 50 spans.
-    items: Vec<RetrieveArgs>,
+    items: Vec<SpanRequest>,
 }
 
 /// tree's arguments.
@@ -188,7 +171,7 @@ fn tools(admin: bool) -> Vec<Tool> {
         Tool::new(
             "retrieve",
             "Exact lines start..end of a document (doc_id from a search hit), byte for byte as at the indexed commit, with links. Read around a hit before quoting it.",
-            schema::<RetrieveArgs>(),
+            schema::<SpanRequest>(),
         ),
         Tool::new(
             "retrieve_batch",
@@ -315,22 +298,14 @@ impl CairnMcp {
                 Ok(tool_ok(to_value(&r), r.to_string()))
             }
             "retrieve" => {
-                let a: RetrieveArgs = parse(args)?;
+                let a: SpanRequest = parse(args)?;
                 let (s, e) = a.span();
                 let r = engine.retrieve(&a.doc_id, s, e, groups.as_deref())?;
                 Ok(tool_ok(to_value(&r), r.to_string()))
             }
             "retrieve_batch" => {
                 let a: BatchArgs = parse(args)?;
-                let items: Vec<(String, i64, i64)> = a
-                    .items
-                    .iter()
-                    .map(|i| {
-                        let (s, e) = i.span();
-                        (i.doc_id.clone(), s, e)
-                    })
-                    .collect();
-                let results = engine.retrieve_batch(&items, groups.as_deref())?;
+                let results = engine.retrieve_batch(&a.items, groups.as_deref())?;
                 let mut text = String::new();
                 let items: Vec<Value> = results
                     .into_iter()

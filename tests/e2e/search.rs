@@ -253,8 +253,8 @@ fn retrieve_returns_exact_lines_and_rejects_bad_input() {
     let batch = e
         .retrieve_batch(
             &[
-                ("science/alpha/README.md".into(), 1, 1),
-                ("science/alpha/nope".into(), 1, 1),
+                span_request("science/alpha/README.md"),
+                span_request("science/alpha/nope"),
             ],
             None,
         )
@@ -413,4 +413,12 @@ fn cli_search_retrieve_tree_and_eval() {
     ]);
     assert!(o.status.success(), "{}", stdout(&o));
     assert!(stdout(&o).contains("recall@5 1.000"), "{}", stdout(&o));
+}
+
+fn span_request(doc_id: &str) -> cairn_search::SpanRequest {
+    cairn_search::SpanRequest {
+        doc_id: doc_id.into(),
+        start: Some(1),
+        end: Some(1),
+    }
 }

@@ -11,7 +11,7 @@ use actix_web::http::header;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
 use cairn_search::{
     ChatMessage, ContextRequest, ContextResponse, Filters, HealthResponse, Mode, RetrieveResponse,
-    SearchRequest, SearchResponse, TokenizerName, TreeResponse, VersionResponse,
+    SearchRequest, SearchResponse, SpanRequest, TokenizerName, TreeResponse, VersionResponse,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -268,33 +268,13 @@ pub async fn search_post(
     run_search(state, &req, body).await
 }
 
-/// Lines of one document.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RetrieveBody {
-    /// `<category>/<repo>/<path>`, as search hits give it.
-    doc_id: String,
-    /// First line, 1-based (default 1).
-    #[serde(default)]
-    start: Option<i64>,
-    /// Last line, inclusive (default: start + 399). At most 400 lines are returned.
-    #[serde(default)]
-    end: Option<i64>,
-}
-
-impl RetrieveBody {
-    fn span(&self) -> (i64, i64) {
-        cairn_search::requested_span(self.start, self.end)
-    }
-}
-
 /// Get the exact lines of a document.
 #[utoipa::path(
     post,
     path = "/retrieve",
     operation_id = "retrievePassage",
     tag = "retrieve",
-    request_body = RetrieveBody,
+    request_body = SpanRequest,
     responses(
         (status = 200, description = "The lines, byte for byte as at the indexed commit", body = RetrieveResponse),
         (status = 404, description = "No such document", body = Problem, content_type = "application/problem+json"),
@@ -307,7 +287,7 @@ pub async fn retrieve(
     req: HttpRequest,
     bytes: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let b: RetrieveBody = body(&req, &bytes)?;
+    let b: SpanRequest = body(&req, &bytes)?;
     let (start, end) = b.span();
     let resp =
         state
@@ -322,7 +302,7 @@ pub async fn retrieve(
 #[serde(deny_unknown_fields)]
 pub struct RetrieveBatchBody {
     /// 1 to 50 spans.
-    items: Vec<RetrieveBody>,
+    items: Vec<SpanRequest>,
 }
 
 /// One item of a batch: the passage, or why not.
@@ -366,16 +346,8 @@ pub async fn retrieve_batch(
     bytes: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let b: RetrieveBatchBody = body(&req, &bytes)?;
-    let items: Vec<(String, i64, i64)> = b
-        .items
-        .iter()
-        .map(|i| {
-            let (s, e) = i.span();
-            (i.doc_id.clone(), s, e)
-        })
-        .collect();
     let engine = state.live.current();
-    let results = engine.retrieve_batch(&items, caller(&req).groups.as_deref())?;
+    let results = engine.retrieve_batch(&b.items, caller(&req).groups.as_deref())?;
     let trace = req
         .extensions()
         .get::<TraceId>()
@@ -710,13 +682,13 @@ mod tests {
 
     #[test]
     fn json_errors_name_the_field() {
-        let e = parse_json::<RetrieveBody>(br#"{"doc_id": "a/b/c", "start": "one"}"#)
+        let e = parse_json::<SpanRequest>(br#"{"doc_id": "a/b/c", "start": "one"}"#)
             .expect_err("error");
         assert_eq!(e.field.as_deref(), Some("start"));
         let e =
             parse_json::<RetrieveBatchBody>(br#"{"items": [{"doc_id": 3}]}"#).expect_err("error");
         assert_eq!(e.field.as_deref(), Some("items[0].doc_id"));
-        let e = parse_json::<RetrieveBody>(b"{not json").expect_err("error");
+        let e = parse_json::<SpanRequest>(b"{not json").expect_err("error");
         assert_eq!(e.code, "malformed_request");
     }
 }
