@@ -201,11 +201,22 @@ async fn every_endpoint_answers_in_its_shape() {
         post(
             "/context",
             t,
-            json!({"messages": [{"role": "user", "content": "how do I fit_model"}], "max_tokens": 1000, "threshold": 0.0})
+            json!({"messages": [{"role": "user", "content": "how do I fit_model"}], "max_tokens": 4000, "threshold": 0.0})
         )
     );
     assert_eq!(st, StatusCode::OK, "{c}");
     assert_eq!(c["messages"][0]["role"], "system");
+    // The snapshot's budget has slack: the preamble names the index version,
+    // whose BPE length varies by a token or two between builds, so a budget
+    // that cuts a passage would cut it at a different line on another run.
+    assert!(
+        c["citations"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|x| x["truncated"] == false),
+        "{c}"
+    );
     // A tight budget cuts passages at line boundaries and never overshoots.
     for budget in [100, 150, 200, 300] {
         let (_, _, tight) = call!(
