@@ -189,14 +189,12 @@ fn run(
     );
     let top = searcher.search(query, &collector)?;
     let mut out = Vec::with_capacity(top.len());
-    let chunk_field = snap.schema.chunk;
     for (score, addr) in top {
         let seg = searcher.segment_reader(addr.segment_ord);
         let col = seg.fast_fields().u64("chunk")?;
         if let Some(ord) = col.first(addr.doc_id) {
             out.push((ord as u32, score));
         }
-        let _ = chunk_field;
     }
     // Deterministic order: score, then chunk ordinal (doc order, then line).
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
