@@ -239,15 +239,20 @@ impl Engine {
             // Longest prefix of whole lines that fits what is left of the budget.
             let mut keep = all.len();
             let piece = loop {
-                let end = lines.start_line + keep as u32 - 1;
+                let span = LineSpan {
+                    start: lines.start_line,
+                    end: lines.start_line + keep as u32 - 1,
+                };
+                // The link cites the lines the passage shows, cut or not.
+                let links = self.span_links(&hit.doc_id, span);
                 let text = format!(
                     "{}{}",
-                    passage_header(n, &hit.doc_id, lines.start_line, end, &hit.permalink),
+                    passage_header(n, &hit.doc_id, span.start, span.end, &links.1),
                     fenced(&all[..keep].concat())
                 );
                 let cost = tok.count(&text);
                 if used + cost <= budget {
-                    break Some((text, cost, end));
+                    break Some((text, cost, span, links));
                 }
                 if keep as u32 <= MIN_PASSAGE_LINES {
                     break None;
@@ -258,24 +263,17 @@ impl Engine {
                     .min(keep - 1)
                     .max(MIN_PASSAGE_LINES as usize);
             };
-            let Some((text, cost, end)) = piece else {
+            let Some((text, cost, span, (github_url, permalink))) = piece else {
                 continue;
             };
             block.push_str(&text);
             used += cost;
-            let (github_url, permalink) = self.span_links(
-                &hit.doc_id,
-                LineSpan {
-                    start: lines.start_line,
-                    end,
-                },
-            );
             citations.push(Citation {
                 n,
                 doc_id: hit.doc_id.clone(),
-                start_line: lines.start_line,
-                end_line: end,
-                truncated: end < hit.end_line,
+                start_line: span.start,
+                end_line: span.end,
+                truncated: span.end < hit.end_line,
                 github_url,
                 permalink,
                 content_sha256: hit.content_sha256.clone(),

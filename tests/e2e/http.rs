@@ -239,7 +239,19 @@ async fn every_endpoint_answers_in_its_shape() {
                 start.unwrap_or(0),
                 end.unwrap_or(0)
             );
-            assert!(block.contains(&header), "{header} not in {block}");
+            // A cut passage's link cites the lines shown, not the whole hit.
+            let cited = format!("{header}\n{}", cite["permalink"].as_str().unwrap_or(""));
+            assert!(block.contains(&cited), "{cited} not in {block}");
+            assert!(
+                cite["permalink"]
+                    .as_str()
+                    .is_some_and(|p| p.ends_with(&format!(
+                        "#L{}-L{}",
+                        start.unwrap_or(0),
+                        end.unwrap_or(0)
+                    ))),
+                "{cite}"
+            );
         }
     }
     insta::assert_json_snapshot!("context", stable(c));
