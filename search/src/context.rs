@@ -66,7 +66,8 @@ impl TokenizerName {
 }
 
 /// One chat message, OpenAI style.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ToSchema, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ChatMessage {
     /// `system`, `developer`, `user`, `assistant` or `tool`.
     pub role: String,

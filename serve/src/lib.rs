@@ -1,12 +1,14 @@
 //! cairn's connectors: the read-only HTTP API ([`http`], actix-web) and the
-//! MCP server ([`mcp`], rmcp) over the search library, plus what serving
-//! needs around them: credentials ([`auth`]), the hot-swapped live index
-//! ([`live`]), the bounded CPU pool ([`pool`]), problem+json errors
-//! ([`problem`]), metrics and per-caller rate limits.
+//! MCP server ([`mcp`], rmcp) over the search library, the arguments both
+//! parse ([`args`]), plus what serving needs around them: credentials
+//! ([`auth`]), the hot-swapped live index ([`live`]), the bounded CPU pool
+//! ([`pool`]), problem+json errors ([`problem`]), metrics and per-caller
+//! rate limits.
 //!
 //! Connectors never read index files: every answer comes from
 //! `cairn_search::Engine`. Only the `cairn` binary depends on this crate.
 
+pub mod args;
 pub mod auth;
 pub mod http;
 pub mod live;

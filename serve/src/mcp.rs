@@ -8,14 +8,12 @@
 //! failure a caller can cause comes back as a tool error carrying the same
 //! stable `code` as the HTTP problem types, never as a dropped session.
 
+use crate::args::{BatchArgs, ContextArgs, SearchArgs, TreeArgs, WeightArgs};
 use crate::auth::Caller;
 use crate::live::LiveIndex;
 use crate::pool::CpuPool;
 use crate::problem::ApiError;
-use cairn_search::{
-    ContextRequest, Filters, MAX_SPAN_LINES, Mode, SearchError, SearchRequest, SpanRequest,
-    TokenizerName,
-};
+use cairn_search::{MAX_SPAN_LINES, SearchError, SpanRequest};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -42,108 +40,6 @@ pub struct CairnMcp {
     live: Arc<LiveIndex>,
     pool: CpuPool,
     deadline: Duration,
-}
-
-/// search's arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct SearchArgs {
-    /// The question or keywords, up to 1,000 characters.
-    query: String,
-    /// Hits wanted, 1 to 50 (default 10).
-    limit: Option<usize>,
-    /// Only these toolkits (lowercase repository names, e.g. "emcee", "mulensmodel").
-    toolkit: Option<Vec<String>>,
-    /// Only these doctypes: code, doc, readme, notebook, example, test, config.
-    doctype: Option<Vec<String>>,
-    /// Only these repositories.
-    repo: Option<Vec<String>>,
-    /// Only these categories.
-    category: Option<Vec<String>>,
-    /// Only doc_ids starting with one of these ("category/repo/folder/").
-    path_prefix: Option<Vec<String>>,
-    /// 0 to 1: below this best-hit evidence (cosine) the answer is marked insufficient_evidence.
-    threshold: Option<f32>,
-    /// "hybrid" (default), "bm25" or "vector".
-    mode: Option<Mode>,
-}
-
-fn filters(
-    toolkit: Option<Vec<String>>,
-    doctype: Option<Vec<String>>,
-    repo: Option<Vec<String>>,
-    category: Option<Vec<String>>,
-    path_prefix: Option<Vec<String>>,
-) -> Filters {
-    Filters {
-        toolkit: toolkit.unwrap_or_default(),
-        doctype: doctype.unwrap_or_default(),
-        repo: repo.unwrap_or_default(),
-        category: category.unwrap_or_default(),
-        path_prefix: path_prefix.unwrap_or_default(),
-    }
-}
-
-/// retrieve_batch's arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct BatchArgs {
-    /// 1 to 50 spans.
-    items: Vec<SpanRequest>,
-}
-
-/// tree's arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct TreeArgs {
-    /// A doc_id prefix ("category", "category/repo", "category/repo/folder"); empty lists the top.
-    prefix: Option<String>,
-    /// Levels below the prefix (default 2).
-    depth: Option<usize>,
-    /// Most entries, 1 to 5,000 (default 500).
-    max_entries: Option<usize>,
-}
-
-/// context's arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ContextArgs {
-    /// The question.
-    query: String,
-    /// Token budget of the block, 100 to 8,000 (default 2,000).
-    max_tokens: Option<usize>,
-    /// "o200k_base" (default) or "cl100k_base".
-    tokenizer: Option<TokenizerName>,
-    /// Search hits considered (default 10).
-    limit: Option<usize>,
-    /// Only these toolkits.
-    toolkit: Option<Vec<String>>,
-    /// Only these doctypes.
-    doctype: Option<Vec<String>>,
-    /// Only these repositories.
-    repo: Option<Vec<String>>,
-    /// Only these categories.
-    category: Option<Vec<String>>,
-    /// Only doc_ids starting with one of these.
-    path_prefix: Option<Vec<String>>,
-    /// Evidence a passage needs, 0 to 1 (default 0.3).
-    threshold: Option<f32>,
-    /// "hybrid" (default), "bm25" or "vector".
-    mode: Option<Mode>,
-}
-
-/// set_weight's arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct WeightArgs {
-    /// The document to boost or demote.
-    doc_id: String,
-    /// Multiplier, clamped to 0.1 to 10.
-    multiplier: f32,
-    /// "global" (default), or a toolkit: applies when a search filters on it.
-    namespace: Option<String>,
-    /// Days until it expires, up to 365 (default 30).
-    ttl_days: Option<f64>,
 }
 
 /// No arguments.
@@ -285,15 +181,7 @@ impl CairnMcp {
         let groups = who.groups.clone();
         match name {
             "search" => {
-                let a: SearchArgs = parse(args)?;
-                let req = SearchRequest {
-                    query: a.query,
-                    limit: a.limit.unwrap_or(10),
-                    filters: filters(a.toolkit, a.doctype, a.repo, a.category, a.path_prefix),
-                    threshold: a.threshold,
-                    mode: a.mode.unwrap_or_default(),
-                    groups,
-                };
+                let req = parse::<SearchArgs>(args)?.into_request(groups);
                 let r = self.cpu(move || engine.search(&req)).await?;
                 Ok(tool_ok(to_value(&r), r.to_string()))
             }
@@ -326,28 +214,11 @@ impl CairnMcp {
                 Ok(tool_ok(value, text))
             }
             "tree" => {
-                let a: TreeArgs = parse(args)?;
-                let r = engine.tree(
-                    a.prefix.as_deref().unwrap_or(""),
-                    a.depth.unwrap_or(2),
-                    a.max_entries.unwrap_or(500),
-                    groups.as_deref(),
-                )?;
+                let r = parse::<TreeArgs>(args)?.run(&engine, groups.as_deref())?;
                 Ok(tool_ok(to_value(&r), r.to_string()))
             }
             "context" => {
-                let a: ContextArgs = parse(args)?;
-                let req = ContextRequest {
-                    query: Some(a.query),
-                    messages: None,
-                    max_tokens: a.max_tokens.unwrap_or(0),
-                    limit: a.limit.unwrap_or(0),
-                    filters: filters(a.toolkit, a.doctype, a.repo, a.category, a.path_prefix),
-                    threshold: a.threshold,
-                    mode: a.mode.unwrap_or_default(),
-                    tokenizer: a.tokenizer.unwrap_or_default(),
-                    groups,
-                };
+                let req = parse::<ContextArgs>(args)?.into_request(groups);
                 let r = self.cpu(move || engine.context(&req)).await?;
                 let text = r.context.clone();
                 Ok(tool_ok(to_value(&r), text))
@@ -365,19 +236,12 @@ impl CairnMcp {
                 Ok(tool_ok(to_value(&r), text))
             }
             "set_weight" if who.admin => {
-                let a: WeightArgs = parse(args)?;
-                let ns = a.namespace.unwrap_or_else(|| "global".to_owned());
-                let w =
-                    engine.set_weight(&a.doc_id, a.multiplier, &ns, a.ttl_days.unwrap_or(30.0))?;
-                let value = json!({
-                    "doc_id": a.doc_id, "namespace": ns, "multiplier": w.multiplier,
-                    "expires_at": w.expires_at, "index_version": engine.snapshot().version.as_str()
-                });
+                let w = parse::<WeightArgs>(args)?.apply(&engine, &who.name)?;
                 let text = format!(
-                    "weight {} set on {} in {ns} until unix time {}",
-                    w.multiplier, a.doc_id, w.expires_at
+                    "weight {} set on {} in {} until unix time {}",
+                    w.multiplier, w.doc_id, w.namespace, w.expires_at
                 );
-                Ok(tool_ok(value, text))
+                Ok(tool_ok(to_value(&w), text))
             }
             other => Err(ApiError::new(
                 actix_web::http::StatusCode::NOT_FOUND,

@@ -4,18 +4,19 @@
 //! both answer the same question the same way; every parse error names its field.
 
 use super::{AppState, TraceId, json};
+use crate::args::{BatchArgs, ContextArgs, SearchArgs, TreeArgs, WeightArgs, WeightResponse};
 use crate::auth::Caller;
 use crate::problem::{ApiError, Problem};
 use actix_web::http::StatusCode;
 use actix_web::http::header;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
 use cairn_search::{
-    ChatMessage, ContextRequest, ContextResponse, Filters, HealthResponse, Mode, RetrieveResponse,
-    SearchRequest, SearchResponse, SpanRequest, TokenizerName, TreeResponse, VersionResponse,
+    ContextResponse, HealthResponse, RetrieveResponse, SearchResponse, SpanRequest, TreeResponse,
+    VersionResponse,
 };
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 /// Registers every endpoint.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -113,109 +114,10 @@ fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
     parse_json(&bytes)
 }
 
-/// One value or a list of them.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(untagged)]
-enum OneOrMany {
-    #[default]
-    None,
-    One(String),
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    fn into_vec(self) -> Vec<String> {
-        match self {
-            OneOrMany::None => Vec::new(),
-            OneOrMany::One(s) => vec![s],
-            OneOrMany::Many(v) => v,
-        }
-    }
-}
-
-/// A search.
-#[derive(Debug, Deserialize, ToSchema, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct SearchBody {
-    /// The question or keywords, up to 1,000 characters.
-    query: String,
-    /// Hits wanted, 1 to 50 (default 10).
-    #[serde(default)]
-    limit: Option<usize>,
-    /// Only these toolkits (lowercase repository names, e.g. `emcee`, `mulensmodel`). GET: comma-separated.
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<String>>)]
-    #[param(value_type = Option<String>)]
-    toolkit: OneOrMany,
-    /// Only these doctypes: code, doc, readme, notebook, example, test, config. GET: comma-separated.
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<String>>)]
-    #[param(value_type = Option<String>)]
-    doctype: OneOrMany,
-    /// Only these repositories (names as in repositories.yml). GET: comma-separated.
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<String>>)]
-    #[param(value_type = Option<String>)]
-    repo: OneOrMany,
-    /// Only these categories. GET: comma-separated.
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<String>>)]
-    #[param(value_type = Option<String>)]
-    category: OneOrMany,
-    /// Only doc_ids starting with one of these (`category/repo/folder/`). GET: comma-separated.
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<String>>)]
-    #[param(value_type = Option<String>)]
-    path_prefix: OneOrMany,
-    /// 0 to 1: when the best hit's evidence (cosine) is below this, the answer says insufficient_evidence.
-    #[serde(default)]
-    threshold: Option<f32>,
-    /// hybrid (default), bm25 or vector.
-    #[serde(default)]
-    mode: Option<Mode>,
-}
-
-/// The five filter lists of a body, as the library takes them.
-fn filters(
-    toolkit: OneOrMany,
-    doctype: OneOrMany,
-    repo: OneOrMany,
-    category: OneOrMany,
-    path_prefix: OneOrMany,
-) -> Filters {
-    Filters {
-        toolkit: toolkit.into_vec(),
-        doctype: doctype.into_vec(),
-        repo: repo.into_vec(),
-        category: category.into_vec(),
-        path_prefix: path_prefix.into_vec(),
-    }
-}
-
-impl SearchBody {
-    fn into_request(self, groups: Option<Vec<String>>) -> SearchRequest {
-        SearchRequest {
-            query: self.query,
-            limit: self.limit.unwrap_or(10),
-            filters: filters(
-                self.toolkit,
-                self.doctype,
-                self.repo,
-                self.category,
-                self.path_prefix,
-            ),
-            threshold: self.threshold,
-            mode: self.mode.unwrap_or_default(),
-            groups,
-        }
-    }
-}
-
 async fn run_search(
     state: web::Data<AppState>,
     req: &HttpRequest,
-    body: SearchBody,
+    body: SearchArgs,
 ) -> Result<HttpResponse, ApiError> {
     let engine = state.live.current();
     let request = body.into_request(caller(req).groups);
@@ -229,7 +131,7 @@ async fn run_search(
     path = "/search",
     operation_id = "searchCitations",
     tag = "search",
-    params(SearchBody),
+    params(SearchArgs),
     responses(
         (status = 200, description = "Ranked passages, each with exact lines and GitHub links", body = SearchResponse),
         (status = "4XX", description = "Bad input, auth or limits", body = Problem, content_type = "application/problem+json"),
@@ -241,7 +143,7 @@ pub async fn search_get(
     state: web::Data<AppState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let body: SearchBody = parse_query(req.query_string())?;
+    let body: SearchArgs = parse_query(req.query_string())?;
     run_search(state, &req, body).await
 }
 
@@ -251,7 +153,7 @@ pub async fn search_get(
     path = "/search",
     operation_id = "searchCitationsPost",
     tag = "search",
-    request_body = SearchBody,
+    request_body = SearchArgs,
     responses(
         (status = 200, description = "Ranked passages, each with exact lines and GitHub links", body = SearchResponse),
         (status = "4XX", description = "Bad input, auth or limits", body = Problem, content_type = "application/problem+json"),
@@ -264,7 +166,7 @@ pub async fn search_post(
     req: HttpRequest,
     bytes: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let body: SearchBody = body(&req, &bytes)?;
+    let body: SearchArgs = body(&req, &bytes)?;
     run_search(state, &req, body).await
 }
 
@@ -297,14 +199,6 @@ pub async fn retrieve(
     Ok(json(&resp))
 }
 
-/// Several spans at once.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RetrieveBatchBody {
-    /// 1 to 50 spans.
-    items: Vec<SpanRequest>,
-}
-
 /// One item of a batch: the passage, or why not.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BatchItem {
@@ -333,7 +227,7 @@ pub struct BatchResponse {
     path = "/retrieve/batch",
     operation_id = "retrievePassages",
     tag = "retrieve",
-    request_body = RetrieveBatchBody,
+    request_body = BatchArgs,
     responses(
         (status = 200, description = "One result per item; each succeeds or fails alone", body = BatchResponse),
         (status = "4XX", description = "Bad input, auth or limits", body = Problem, content_type = "application/problem+json")
@@ -345,7 +239,7 @@ pub async fn retrieve_batch(
     req: HttpRequest,
     bytes: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let b: RetrieveBatchBody = body(&req, &bytes)?;
+    let b: BatchArgs = body(&req, &bytes)?;
     let engine = state.live.current();
     let results = engine.retrieve_batch(&b.items, caller(&req).groups.as_deref())?;
     let trace = req
@@ -374,29 +268,13 @@ pub async fn retrieve_batch(
     }))
 }
 
-/// Which part of the tree.
-#[derive(Debug, Deserialize, ToSchema, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct TreeParams {
-    /// A doc_id prefix (`category`, `category/repo`, `category/repo/folder`); empty lists the top.
-    #[serde(default)]
-    prefix: Option<String>,
-    /// Levels below the prefix (default 2).
-    #[serde(default)]
-    depth: Option<usize>,
-    /// Most entries returned, 1 to 5,000 (default 500).
-    #[serde(default)]
-    max_entries: Option<usize>,
-}
-
 /// List the documents under a prefix.
 #[utoipa::path(
     get,
     path = "/tree",
     operation_id = "listDocuments",
     tag = "browse",
-    params(TreeParams),
+    params(TreeArgs),
     responses(
         (status = 200, description = "Folders and files under the prefix", body = TreeResponse),
         (status = "4XX", description = "Bad input or auth", body = Problem, content_type = "application/problem+json")
@@ -404,72 +282,9 @@ pub struct TreeParams {
     description = "Lists the doc_id hierarchy (categories, repositories, folders, files with doctype and line count) under a prefix. Use it to discover what is indexed."
 )]
 pub async fn tree(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    let p: TreeParams = parse_query(req.query_string())?;
-    let resp = state.live.current().tree(
-        p.prefix.as_deref().unwrap_or(""),
-        p.depth.unwrap_or(2),
-        p.max_entries.unwrap_or(500),
-        caller(&req).groups.as_deref(),
-    )?;
+    let p: TreeArgs = parse_query(req.query_string())?;
+    let resp = p.run(&state.live.current(), caller(&req).groups.as_deref())?;
     Ok(json(&resp))
-}
-
-/// A prompt-context request.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ContextBody {
-    /// The question. When absent, the last user message of `messages` is the question.
-    #[serde(default)]
-    query: Option<String>,
-    /// OpenAI-style chat messages; the answer returns them with the context added to the system message.
-    #[serde(default)]
-    messages: Option<Vec<MessageBody>>,
-    /// Token budget of the context block, 100 to 8,000 (default 2,000).
-    #[serde(default)]
-    max_tokens: Option<usize>,
-    /// The tokenizer that counts the budget: o200k_base (default; GPT-4o and later) or cl100k_base.
-    #[serde(default)]
-    #[schema(value_type = Option<String>)]
-    tokenizer: Option<TokenizerName>,
-    /// Search hits considered (default 10).
-    #[serde(default)]
-    limit: Option<usize>,
-    /// Only these toolkits (lowercase repository names, e.g. `emcee`, `mulensmodel`). GET: comma-separated.
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<String>>)]
-    toolkit: OneOrMany,
-    /// Only these doctypes: code, doc, readme, notebook, example, test, config. GET: comma-separated.
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<String>>)]
-    doctype: OneOrMany,
-    /// Only these repositories (names as in repositories.yml). GET: comma-separated.
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<String>>)]
-    repo: OneOrMany,
-    /// Only these categories. GET: comma-separated.
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<String>>)]
-    category: OneOrMany,
-    /// Only doc_ids starting with one of these (`category/repo/folder/`). GET: comma-separated.
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<String>>)]
-    path_prefix: OneOrMany,
-    /// Evidence (cosine, 0 to 1) a passage needs (default 0.3).
-    #[serde(default)]
-    threshold: Option<f32>,
-    /// hybrid (default), bm25 or vector.
-    #[serde(default)]
-    mode: Option<Mode>,
-}
-
-/// One chat message.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct MessageBody {
-    /// system, developer, user, assistant or tool.
-    role: String,
-    /// The text.
-    content: String,
 }
 
 /// Build a cited context block for a prompt.
@@ -478,7 +293,7 @@ pub struct MessageBody {
     path = "/context",
     operation_id = "buildContext",
     tag = "search",
-    request_body = ContextBody,
+    request_body = ContextArgs,
     responses(
         (status = 200, description = "Numbered passages within the token budget, and their citations", body = ContextResponse),
         (status = "4XX", description = "Bad input, auth or limits", body = Problem, content_type = "application/problem+json"),
@@ -491,59 +306,11 @@ pub async fn context(
     req: HttpRequest,
     bytes: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    let b: ContextBody = body(&req, &bytes)?;
-    let request = ContextRequest {
-        query: b.query,
-        messages: b.messages.map(|m| {
-            m.into_iter()
-                .map(|m| ChatMessage {
-                    role: m.role,
-                    content: m.content,
-                })
-                .collect()
-        }),
-        max_tokens: b.max_tokens.unwrap_or(0),
-        limit: b.limit.unwrap_or(0),
-        filters: filters(b.toolkit, b.doctype, b.repo, b.category, b.path_prefix),
-        threshold: b.threshold,
-        mode: b.mode.unwrap_or_default(),
-        tokenizer: b.tokenizer.unwrap_or_default(),
-        groups: caller(&req).groups,
-    };
+    let b: ContextArgs = body(&req, &bytes)?;
+    let request = b.into_request(caller(&req).groups);
     let engine = state.live.current();
     let resp: ContextResponse = state.cpu(move || engine.context(&request)).await??;
     Ok(json(&resp))
-}
-
-/// A runtime ranking weight.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WeightBody {
-    /// The document to boost or demote.
-    doc_id: String,
-    /// Multiplier, clamped to 0.1 to 10.
-    multiplier: f32,
-    /// `global`, or a toolkit (applies when a search filters on it). Default global.
-    #[serde(default)]
-    namespace: Option<String>,
-    /// Days until it expires, up to 365 (default 30).
-    #[serde(default)]
-    ttl_days: Option<f64>,
-}
-
-/// What was stored.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct WeightResponse {
-    /// The document.
-    doc_id: String,
-    /// The namespace.
-    namespace: String,
-    /// The multiplier after clamping.
-    multiplier: f32,
-    /// Unix seconds when it stops applying.
-    expires_at: i64,
-    /// The version answering.
-    index_version: String,
 }
 
 /// Set a runtime ranking weight (admin tokens only).
@@ -552,7 +319,7 @@ pub struct WeightResponse {
     path = "/weight",
     operation_id = "setWeight",
     tag = "admin",
-    request_body = WeightBody,
+    request_body = WeightArgs,
     responses(
         (status = 200, description = "The stored weight", body = WeightResponse),
         (status = 403, description = "Not an admin token", body = Problem, content_type = "application/problem+json"),
@@ -572,23 +339,8 @@ pub async fn weight(
             "setting weights needs an admin token (`cairn token add NAME --admin`)",
         ));
     }
-    let b: WeightBody = body(&req, &bytes)?;
-    let namespace = b.namespace.unwrap_or_else(|| "global".to_owned());
-    let engine = state.live.current();
-    let w = engine.set_weight(
-        &b.doc_id,
-        b.multiplier,
-        &namespace,
-        b.ttl_days.unwrap_or(30.0),
-    )?;
-    tracing::info!(doc_id = %b.doc_id, namespace = %namespace, multiplier = w.multiplier, caller = %caller(&req).name, "runtime weight set");
-    Ok(json(&WeightResponse {
-        doc_id: b.doc_id,
-        namespace,
-        multiplier: w.multiplier,
-        expires_at: w.expires_at,
-        index_version: engine.snapshot().version.to_string(),
-    }))
+    let b: WeightArgs = body(&req, &bytes)?;
+    Ok(json(&b.apply(&state.live.current(), &caller(&req).name)?))
 }
 
 /// What index is being served.
@@ -661,22 +413,22 @@ mod tests {
 
     #[test]
     fn query_strings_parse_like_bodies() {
-        let b: SearchBody =
+        let b: SearchArgs =
             parse_query("query=emcee+pool&limit=5&toolkit=emcee,dynesty&toolkit=corner.py")
                 .expect("parse");
-        assert_eq!(b.query, "emcee pool");
-        assert_eq!(b.limit, Some(5));
         let r = b.into_request(None);
+        assert_eq!(r.query, "emcee pool");
+        assert_eq!(r.limit, 5);
         assert_eq!(r.filters.toolkit, ["emcee", "dynesty", "corner.py"]);
-        let e = parse_query::<SearchBody>("query=x&limit=many").expect_err("error");
+        let e = parse_query::<SearchArgs>("query=x&limit=many").expect_err("error");
         assert_eq!(e.field.as_deref(), Some("limit"));
-        let e = parse_query::<SearchBody>("limit=3").expect_err("error");
+        let e = parse_query::<SearchArgs>("limit=3").expect_err("error");
         assert_eq!(e.field.as_deref(), Some("query"));
-        let e = parse_query::<SearchBody>("query=x&colour=red").expect_err("error");
+        let e = parse_query::<SearchArgs>("query=x&colour=red").expect_err("error");
         assert_eq!(e.field.as_deref(), Some("colour"));
-        let e = parse_query::<SearchBody>("query=x&mode=fast").expect_err("error");
+        let e = parse_query::<SearchArgs>("query=x&mode=fast").expect_err("error");
         assert_eq!(e.field.as_deref(), Some("mode"));
-        let e = parse_query::<SearchBody>("query=x&query=y").expect_err("error");
+        let e = parse_query::<SearchArgs>("query=x&query=y").expect_err("error");
         assert_eq!(e.field.as_deref(), Some("query"));
     }
 
@@ -685,8 +437,7 @@ mod tests {
         let e = parse_json::<SpanRequest>(br#"{"doc_id": "a/b/c", "start": "one"}"#)
             .expect_err("error");
         assert_eq!(e.field.as_deref(), Some("start"));
-        let e =
-            parse_json::<RetrieveBatchBody>(br#"{"items": [{"doc_id": 3}]}"#).expect_err("error");
+        let e = parse_json::<BatchArgs>(br#"{"items": [{"doc_id": 3}]}"#).expect_err("error");
         assert_eq!(e.field.as_deref(), Some("items[0].doc_id"));
         let e = parse_json::<SpanRequest>(b"{not json").expect_err("error");
         assert_eq!(e.code, "malformed_request");
