@@ -73,15 +73,19 @@ pub fn bearer(token: &str) -> (&'static str, String) {
     ("Authorization", format!("Bearer {token}"))
 }
 
-/// Status, headers of interest and JSON body of a response.
-pub async fn parts(res: ServiceResponse<impl MessageBody>) -> (StatusCode, String, Value) {
-    let status = res.status();
-    let ct = res
-        .headers()
+/// A response's content type ("" when absent).
+fn content_type(headers: &actix_web::http::header::HeaderMap) -> String {
+    headers
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
-        .to_owned();
+        .to_owned()
+}
+
+/// Status, headers of interest and JSON body of a response.
+pub async fn parts(res: ServiceResponse<impl MessageBody>) -> (StatusCode, String, Value) {
+    let status = res.status();
+    let ct = content_type(res.headers());
     let bytes = test::read_body(res).await;
     let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     (status, ct, body)
@@ -734,12 +738,7 @@ async fn a_full_queue_answers_503_and_a_panic_500() {
     let res = err.error_response();
     assert!(res.headers().contains_key("x-trace-id"));
     let status = res.status();
-    let ct = res
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
+    let ct = content_type(res.headers());
     let bytes = actix_web::body::to_bytes(res.into_body())
         .await
         .unwrap_or_default();

@@ -117,12 +117,8 @@ fn sharded_builds_merge_into_the_single_machine_index() {
     assert_eq!(out.status.code(), Some(1));
 }
 
-#[test]
-fn packs_are_checked_before_they_are_served() {
-    let w = World::new();
-    assert!(w.build("out", &[]).status.success());
-    let out_dir = w.path("dist");
-    let index = w.path("out");
+/// `cairn pack --json` of `index` into `out_dir`: what it reports.
+fn pack_index(index: &Path, out_dir: &Path) -> serde_json::Value {
     let packed = cairn(&[
         "pack",
         "--index",
@@ -132,7 +128,16 @@ fn packs_are_checked_before_they_are_served() {
         "--json",
     ]);
     assert!(packed.status.success(), "{}", stderr(&packed));
-    let info: serde_json::Value = serde_json::from_str(&stdout(&packed)).expect("json");
+    serde_json::from_str(&stdout(&packed)).expect("json")
+}
+
+#[test]
+fn packs_are_checked_before_they_are_served() {
+    let w = World::new();
+    assert!(w.build("out", &[]).status.success());
+    let out_dir = w.path("dist");
+    let index = w.path("out");
+    let info = pack_index(&index, &out_dir);
     let pack = std::path::PathBuf::from(info["path"].as_str().expect("path"));
     let version = info["index_version"].as_str().expect("version").to_owned();
     assert_eq!(
@@ -225,16 +230,7 @@ fn packs_are_checked_before_they_are_served() {
         "news",
     );
     assert!(w.build("out", &[]).status.success());
-    let packed = cairn(&[
-        "pack",
-        "--index",
-        index.to_str().expect("utf8"),
-        "--out-dir",
-        served_root.to_str().expect("utf8"),
-        "--json",
-    ]);
-    assert!(packed.status.success());
-    let newer: serde_json::Value = serde_json::from_str(&stdout(&packed)).expect("json");
+    let newer = pack_index(&index, &served_root);
     let started = std::time::Instant::now();
     while get_json(&server.url("/version"), &token).1["index_version"] != newer["index_version"] {
         assert!(
