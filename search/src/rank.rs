@@ -188,11 +188,18 @@ fn run(
         TopDocs::with_limit(k),
     );
     let top = searcher.search(query, &collector)?;
+    // One chunk-ordinal column per segment, opened once rather than per hit.
+    let columns = searcher
+        .segment_readers()
+        .iter()
+        .map(|seg| seg.fast_fields().u64("chunk"))
+        .collect::<tantivy::Result<Vec<_>>>()?;
     let mut out = Vec::with_capacity(top.len());
     for (score, addr) in top {
-        let seg = searcher.segment_reader(addr.segment_ord);
-        let col = seg.fast_fields().u64("chunk")?;
-        if let Some(ord) = col.first(addr.doc_id) {
+        if let Some(ord) = columns
+            .get(addr.segment_ord as usize)
+            .and_then(|col| col.first(addr.doc_id))
+        {
             out.push((ord as u32, score));
         }
     }

@@ -180,21 +180,19 @@ fn packs_are_checked_before_they_are_served() {
         format!("{}.sha256", tampered.display()),
     )
     .expect("copy sums");
-    let out = cairn(&[
-        "unpack",
-        tampered.to_str().expect("utf8"),
-        "--index",
-        bad.to_str().expect("utf8"),
-    ]);
+    let unpack_tampered = || {
+        cairn(&[
+            "unpack",
+            tampered.to_str().expect("utf8"),
+            "--index",
+            bad.to_str().expect("utf8"),
+        ])
+    };
+    let out = unpack_tampered();
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("sha256"), "{}", stderr(&out));
     std::fs::remove_file(format!("{}.sha256", tampered.display())).expect("rm");
-    let out = cairn(&[
-        "unpack",
-        tampered.to_str().expect("utf8"),
-        "--index",
-        bad.to_str().expect("utf8"),
-    ]);
+    let out = unpack_tampered();
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("no checksum file"),
