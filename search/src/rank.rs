@@ -6,7 +6,7 @@ use cairn_index::analyzer::code_analyzer;
 use cairn_index::{DocRecord, Doctype, Snapshot};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{Term, collector::FilterCollector, collector::TopDocs};
 
@@ -19,6 +19,11 @@ const BOOSTS: [(&str, f32); 4] = [
     ("symbols", 2.5),
     ("path", 1.5),
 ];
+
+/// Weight of a pair of the query's words found together in a body (see [`query_pairs`]).
+const PAIR_BOOST: f32 = 0.7;
+/// How many words may stand between a pair's two words (1: "log of prob" still counts).
+const PAIR_SLOP: u32 = 1;
 
 /// Whether a caller with `groups` may see `doc` (`None`: a trusted caller).
 pub fn visible(doc: &DocRecord, groups: Option<&[String]>) -> bool {
@@ -111,7 +116,8 @@ pub fn mentioned_toolkits(snap: &Snapshot, query: &str) -> (Vec<String>, String)
     }
 }
 
-/// Top `k` BM25 chunks among the allowed ones, best first.
+/// Top `k` BM25 chunks among the allowed ones, best first: each query term
+/// in every field (with its boost), plus the query's word pairs in the body.
 pub fn bm25(
     snap: &Snapshot,
     query: &str,
@@ -134,7 +140,49 @@ pub fn bm25(
             clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
         }
     }
+    for [a, b] in query_pairs(query) {
+        let q = PhraseQuery::new_with_offset_and_slop(
+            vec![
+                (0, Term::from_field_text(s.body, &a)),
+                (1, Term::from_field_text(s.body, &b)),
+            ],
+            PAIR_SLOP,
+        );
+        clauses.push((
+            Occur::Should,
+            Box::new(BoostQuery::new(Box::new(q), PAIR_BOOST)),
+        ));
+    }
     run(snap, &BooleanQuery::new(clauses), allowed, k)
+}
+
+/// Consecutive evidence words of the query, as analyzed leaves (`log_prob`
+/// gives `log`, `prob`), paired for proximity: text where the query's words
+/// stand together is more likely about what the query asks.
+pub fn query_pairs(query: &str) -> Vec<[String; 2]> {
+    let mut analyzer = code_analyzer();
+    let mut stream = analyzer.token_stream(query);
+    // The last token at each position is the leaf (composites come first).
+    let mut leaves: Vec<(usize, String)> = Vec::new();
+    while let Some(t) = stream.next() {
+        match leaves.last_mut() {
+            Some(last) if last.0 == t.position => last.1 = t.text.clone(),
+            _ => leaves.push((t.position, t.text.clone())),
+        }
+    }
+    let words: Vec<String> = leaves
+        .into_iter()
+        .map(|(_, w)| w)
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .collect();
+    let mut out: Vec<[String; 2]> = Vec::new();
+    for w in words.windows(2) {
+        let pair = [w[0].clone(), w[1].clone()];
+        if w[0] != w[1] && !out.contains(&pair) {
+            out.push(pair);
+        }
+    }
+    out
 }
 
 /// Chunks that define an identifier the query names exactly (`fit_model`, `ModelParameters`).
@@ -413,6 +461,23 @@ mod tests {
             list(Source::Bm25, 1.0, &[(8, 1.0)]),
         ]);
         assert_eq!(weighted[0].chunk, 8, "list weights scale ranks");
+    }
+
+    #[test]
+    fn pairs_are_consecutive_evidence_words() {
+        // Stop words drop out between pairs; identifiers pair by their parts.
+        let pairs = query_pairs("Error: the initial log_prob was nan");
+        let want: Vec<[String; 2]> = [
+            ["error", "initi"],
+            ["initi", "log"],
+            ["log", "prob"],
+            ["prob", "nan"],
+        ]
+        .iter()
+        .map(|[a, b]| [a.to_string(), b.to_string()])
+        .collect();
+        assert_eq!(pairs, want);
+        assert!(query_pairs("emcee").is_empty());
     }
 
     #[test]
