@@ -283,12 +283,13 @@ impl Engine {
             }
         }
         if mode != Mode::Vector {
-            let hits = rank::identifier_matches(&self.snap, query, &allowed, 20)?;
-            lists.push(RankedList {
-                source: Source::Identifier,
-                weight: 1.0,
-                hits,
-            });
+            for (weight, hits) in rank::identifier_lists(&self.snap, query, &allowed, 20)? {
+                lists.push(RankedList {
+                    source: Source::Identifier,
+                    weight,
+                    hits,
+                });
+            }
         }
         Ok(Candidates {
             mode,

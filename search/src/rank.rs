@@ -185,34 +185,45 @@ pub fn query_pairs(query: &str) -> Vec<[String; 2]> {
     out
 }
 
-/// Chunks that define an identifier the query names exactly (`fit_model`, `ModelParameters`).
-pub fn identifier_matches(
+/// For each identifier the query names exactly (`fit_model`, `ModelParameters`),
+/// the chunks that define it, with its weight in the fusion: 1/√(documents
+/// defining it). A name defined once points at its definition; a name every
+/// tutorial defines (`log_prob`) says little about which one is meant.
+pub fn identifier_lists(
     snap: &Snapshot,
     query: &str,
     allowed: &Arc<Vec<bool>>,
     k: usize,
-) -> tantivy::Result<Vec<(u32, f32)>> {
-    let idents: Vec<String> = query
+) -> tantivy::Result<Vec<(f32, Vec<(u32, f32)>)>> {
+    let mut idents: Vec<String> = Vec::new();
+    for word in query
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
         .map(|w| w.trim_matches('.'))
         .filter(|w| is_identifier(w))
-        .map(str::to_lowercase)
-        .collect();
-    if idents.is_empty() {
-        return Ok(Vec::new());
+    {
+        let word = word.to_lowercase();
+        let last = word.rsplit('.').next().unwrap_or(&word).to_owned();
+        if !idents.contains(&last) {
+            idents.push(last);
+        }
     }
-    let clauses: Vec<(Occur, Box<dyn Query>)> = idents
-        .iter()
-        .map(|w| {
-            let last = w.rsplit('.').next().unwrap_or(w);
-            let q = TermQuery::new(
-                Term::from_field_text(snap.schema.symbols, last),
-                IndexRecordOption::Basic,
-            );
-            (Occur::Should, Box::new(q) as Box<dyn Query>)
-        })
-        .collect();
-    run(snap, &BooleanQuery::new(clauses), allowed, k)
+    let mut out = Vec::with_capacity(idents.len());
+    for ident in &idents {
+        let q = TermQuery::new(
+            Term::from_field_text(snap.schema.symbols, ident),
+            IndexRecordOption::Basic,
+        );
+        let hits = run(snap, &q, allowed, k)?;
+        if hits.is_empty() {
+            continue;
+        }
+        let docs: BTreeSet<u32> = hits
+            .iter()
+            .map(|(c, _)| snap.chunks[*c as usize].doc)
+            .collect();
+        out.push((1.0 / (docs.len() as f32).sqrt(), hits));
+    }
+    Ok(out)
 }
 
 /// Looks like code rather than a word: snake_case, camelCase, dotted, or CapWords.
@@ -322,7 +333,7 @@ pub struct RankedList {
     pub hits: Vec<(u32, f32)>,
 }
 
-/// Weighted reciprocal rank fusion. Identifier matches count as a list of
+/// Weighted reciprocal rank fusion. Identifier matches count as lists of
 /// their own, so a query naming a definition finds it.
 pub fn fuse(lists: &[RankedList]) -> Vec<Fused> {
     let mut by_chunk: HashMap<u32, Fused> = HashMap::new();
