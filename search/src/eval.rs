@@ -266,3 +266,32 @@ pub fn evaluate(
         outcomes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// Both question sets shipped in `golden/` load, with unique ids, valid
+    /// doc ids and spans, so `cairn eval` on them cannot fail on the file.
+    #[test]
+    fn shipped_golden_files_are_well_formed() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../golden");
+        for (file, at_least) in [("queries.yaml", 25), ("heldout.yaml", 24)] {
+            let queries = load(&root.join(file)).expect(file);
+            assert!(queries.len() >= at_least, "{file}: {} queries", queries.len());
+            let mut ids = BTreeSet::new();
+            for q in &queries {
+                assert!(ids.insert(q.id.clone()), "{file}: duplicate id {}", q.id);
+                assert!(!q.query.trim().is_empty(), "{file}: {} has no query", q.id);
+                assert!(!q.relevant.is_empty(), "{file}: {} has no answer", q.id);
+                for r in &q.relevant {
+                    assert!(cairn_index::DocId::parse(&r.doc_id).is_ok(), "{}", r.doc_id);
+                    if let Some([start, end]) = r.lines {
+                        assert!(1 <= start && start <= end, "{}: {start}-{end}", q.id);
+                    }
+                }
+            }
+        }
+    }
+}
