@@ -279,7 +279,11 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../golden");
         for (file, at_least) in [("queries.yaml", 25), ("heldout.yaml", 24)] {
             let queries = load(&root.join(file)).expect(file);
-            assert!(queries.len() >= at_least, "{file}: {} queries", queries.len());
+            assert!(
+                queries.len() >= at_least,
+                "{file}: {} queries",
+                queries.len()
+            );
             let mut ids = BTreeSet::new();
             for q in &queries {
                 assert!(ids.insert(q.id.clone()), "{file}: duplicate id {}", q.id);

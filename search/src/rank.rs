@@ -3,6 +3,7 @@
 
 use crate::Filters;
 use cairn_index::analyzer::code_analyzer;
+use cairn_index::schema::ChunkSchema;
 use cairn_index::{DocRecord, Doctype, Snapshot};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -116,19 +117,26 @@ pub fn mentioned_toolkits(snap: &Snapshot, query: &str) -> (Vec<String>, String)
     }
 }
 
-/// Top `k` BM25 chunks among the allowed ones, best first: each query term
-/// in every field (with its boost), plus the query's word pairs in the body.
+/// Top `k` BM25 chunks among the allowed ones, best first.
 pub fn bm25(
     snap: &Snapshot,
     query: &str,
     allowed: &Arc<Vec<bool>>,
     k: usize,
 ) -> tantivy::Result<Vec<(u32, f32)>> {
+    match bm25_query(&snap.schema, query) {
+        Some(q) => run(snap, &q, allowed, k),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The BM25 query for `query` (`None` when it has no evidence words): each
+/// term in every field with its boost, plus the query's word pairs in the body.
+pub fn bm25_query(s: &ChunkSchema, query: &str) -> Option<BooleanQuery> {
     let terms = query_terms(query);
     if terms.is_empty() {
-        return Ok(Vec::new());
+        return None;
     }
-    let s = &snap.schema;
     let fields = [s.body, s.title, s.symbols, s.path];
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     for term in &terms {
@@ -153,7 +161,7 @@ pub fn bm25(
             Box::new(BoostQuery::new(Box::new(q), PAIR_BOOST)),
         ));
     }
-    run(snap, &BooleanQuery::new(clauses), allowed, k)
+    Some(BooleanQuery::new(clauses))
 }
 
 /// Consecutive evidence words of the query, as analyzed leaves (`log_prob`
@@ -489,6 +497,37 @@ mod tests {
         .collect();
         assert_eq!(pairs, want);
         assert!(query_pairs("emcee").is_empty());
+    }
+
+    /// In a real tantivy index with cairn's schema and analyzer: of two bodies
+    /// with the same words (so the same term scores), the one where the
+    /// query's words stand together wins.
+    #[test]
+    fn words_together_outrank_words_apart() -> tantivy::Result<()> {
+        use tantivy::collector::TopDocs;
+        let s = ChunkSchema::new();
+        let index = tantivy::Index::create_in_ram(s.schema.clone());
+        ChunkSchema::register_analyzers(&index);
+        let mut writer =
+            index.writer_with_num_threads::<tantivy::TantivyDocument>(1, 15_000_000)?;
+        let apart = "small walkers start here in a ball";
+        let together = "walkers start here in a small ball";
+        for (ord, body) in [(0u64, apart), (1, together)] {
+            let mut d = tantivy::TantivyDocument::new();
+            d.add_u64(s.chunk, ord);
+            d.add_text(s.body, body);
+            writer.add_document(d)?;
+        }
+        writer.commit()?;
+        let searcher = index.reader()?.searcher();
+        let q = bm25_query(&s, "small ball").expect("evidence words");
+        let top = searcher.search(&q, &TopDocs::with_limit(2))?;
+        let first: tantivy::TantivyDocument = searcher.doc(top[0].1)?;
+        use tantivy::schema::Value;
+        assert_eq!(first.get_first(s.chunk).and_then(|v| v.as_u64()), Some(1));
+        assert!(top[0].0 > top[1].0, "{top:?}");
+        assert!(bm25_query(&s, "how do I").is_none());
+        Ok(())
     }
 
     #[test]
