@@ -283,13 +283,7 @@ impl Engine {
             }
         }
         if mode != Mode::Vector {
-            for (weight, hits) in rank::identifier_lists(&self.snap, query, &allowed, 20)? {
-                lists.push(RankedList {
-                    source: Source::Identifier,
-                    weight,
-                    hits,
-                });
-            }
+            lists.extend(rank::identifier_lists(&self.snap, query, &allowed, 20)?);
         }
         Ok(Candidates {
             mode,

@@ -194,7 +194,7 @@ pub fn query_pairs(query: &str) -> Vec<[String; 2]> {
 }
 
 /// For each identifier the query names exactly (`fit_model`, `ModelParameters`),
-/// the chunks that define it, with its weight in the fusion: 1/√(documents
+/// a list of the chunks that define it, weighing 1/√(documents
 /// defining it). A name defined once points at its definition; a name every
 /// tutorial defines (`log_prob`) says little about which one is meant.
 pub fn identifier_lists(
@@ -202,7 +202,7 @@ pub fn identifier_lists(
     query: &str,
     allowed: &Arc<Vec<bool>>,
     k: usize,
-) -> tantivy::Result<Vec<(f32, Vec<(u32, f32)>)>> {
+) -> tantivy::Result<Vec<RankedList>> {
     let mut idents: Vec<String> = Vec::new();
     for word in query
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
@@ -229,7 +229,11 @@ pub fn identifier_lists(
             .iter()
             .map(|(c, _)| snap.chunks[*c as usize].doc)
             .collect();
-        out.push((1.0 / (docs.len() as f32).sqrt(), hits));
+        out.push(RankedList {
+            source: Source::Identifier,
+            weight: 1.0 / (docs.len() as f32).sqrt(),
+            hits,
+        });
     }
     Ok(out)
 }
