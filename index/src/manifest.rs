@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The format this code writes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// The oldest format this code can still read.
-pub const OLDEST_READABLE_FORMAT: u32 = 1;
+pub const OLDEST_READABLE_FORMAT: u32 = 2;
 
 /// The manifest of one index version.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -30,6 +30,9 @@ pub struct ChunkSchema {
     pub symbols: Field,
     /// The chunk's text.
     pub body: Field,
+    /// The text of the chunks before and after it in its document: words
+    /// the passage's surroundings use count a little for it.
+    pub context: Field,
 }
 
 impl ChunkSchema {
@@ -57,6 +60,7 @@ impl ChunkSchema {
         let title = b.add_text_field("title", analyzed(false));
         let symbols = b.add_text_field("symbols", analyzed(false));
         let body = b.add_text_field("body", analyzed(true));
+        let context = b.add_text_field("context", analyzed(false));
         Self {
             schema: b.build(),
             chunk,
@@ -69,6 +73,7 @@ impl ChunkSchema {
             title,
             symbols,
             body,
+            context,
         }
     }
 

@@ -936,8 +936,16 @@ fn write_tantivy(
     let mut ordinal = 0u64;
     for (d, chunks) in drafts.iter().enumerate() {
         let doc = &docs[d];
-        for c in chunks {
+        for (i, c) in chunks.iter().enumerate() {
             let mut t = TantivyDocument::new();
+            let neighbours = [i.checked_sub(1), Some(i + 1)];
+            for n in neighbours
+                .into_iter()
+                .flatten()
+                .filter_map(|n| chunks.get(n))
+            {
+                t.add_text(s.context, &n.text);
+            }
             t.add_u64(s.chunk, ordinal);
             t.add_text(s.repo, &doc.repo);
             t.add_text(s.category, &doc.category);

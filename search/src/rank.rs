@@ -13,12 +13,14 @@ use tantivy::{Term, collector::FilterCollector, collector::TopDocs};
 
 /// RRF's k: how fast a list's influence falls with rank.
 const RRF_K: f32 = 60.0;
-/// Field boosts for BM25: a match in a definition name or title says more than one in the body.
-const BOOSTS: [(&str, f32); 4] = [
+/// Field boosts for BM25: a match in a definition name or title says more
+/// than one in the body; one in the neighbouring chunks' text says less.
+const BOOSTS: [(&str, f32); 5] = [
     ("body", 1.0),
     ("title", 2.0),
     ("symbols", 2.5),
     ("path", 1.5),
+    ("context", 0.3),
 ];
 
 /// Weight of a pair of the query's words found together in a body (see [`query_pairs`]).
@@ -137,7 +139,7 @@ pub fn bm25_query(s: &ChunkSchema, query: &str) -> Option<BooleanQuery> {
     if terms.is_empty() {
         return None;
     }
-    let fields = [s.body, s.title, s.symbols, s.path];
+    let fields = [s.body, s.title, s.symbols, s.path, s.context];
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     for term in &terms {
         for (field, (_, boost)) in fields.iter().zip(BOOSTS) {
@@ -505,9 +507,10 @@ mod tests {
 
     /// In a real tantivy index with cairn's schema and analyzer: of two bodies
     /// with the same words (so the same term scores), the one where the
-    /// query's words stand together wins.
+    /// query's words stand together wins; a chunk whose neighbour holds them
+    /// is found, below both.
     #[test]
-    fn words_together_outrank_words_apart() -> tantivy::Result<()> {
+    fn words_together_outrank_words_apart_and_neighbours_count_a_little() -> tantivy::Result<()> {
         use tantivy::collector::TopDocs;
         let s = ChunkSchema::new();
         let index = tantivy::Index::create_in_ram(s.schema.clone());
@@ -516,19 +519,29 @@ mod tests {
             index.writer_with_num_threads::<tantivy::TantivyDocument>(1, 15_000_000)?;
         let apart = "small walkers start here in a ball";
         let together = "walkers start here in a small ball";
-        for (ord, body) in [(0u64, apart), (1, together)] {
+        // Chunk 2 holds none of the words; its neighbour does.
+        for (ord, body, context) in [
+            (0u64, apart, ""),
+            (1, together, ""),
+            (2, "other words", apart),
+        ] {
             let mut d = tantivy::TantivyDocument::new();
             d.add_u64(s.chunk, ord);
             d.add_text(s.body, body);
+            d.add_text(s.context, context);
             writer.add_document(d)?;
         }
         writer.commit()?;
         let searcher = index.reader()?.searcher();
         let q = bm25_query(&s, "small ball").expect("evidence words");
-        let top = searcher.search(&q, &TopDocs::with_limit(2))?;
-        let first: tantivy::TantivyDocument = searcher.doc(top[0].1)?;
+        let top = searcher.search(&q, &TopDocs::with_limit(3))?;
         use tantivy::schema::Value;
-        assert_eq!(first.get_first(s.chunk).and_then(|v| v.as_u64()), Some(1));
+        let mut order = Vec::new();
+        for (_, addr) in &top {
+            let d: tantivy::TantivyDocument = searcher.doc(*addr)?;
+            order.extend(d.get_first(s.chunk).and_then(|v| v.as_u64()));
+        }
+        assert_eq!(order, [1, 0, 2], "{top:?}");
         assert!(top[0].0 > top[1].0, "{top:?}");
         assert!(bm25_query(&s, "how do I").is_none());
         Ok(())

@@ -2,7 +2,7 @@
 //! verify catches tampering.
 
 use crate::fixtures::{World, cairn, commit, current_dir, stderr, stdout};
-use cairn_index::{IndexRoot, VersionWriter};
+use cairn_index::{FORMAT_VERSION, IndexRoot, OLDEST_READABLE_FORMAT, VersionWriter};
 use std::process::Command;
 use std::time::Duration;
 
@@ -77,17 +77,34 @@ fn verify_catches_one_flipped_byte() {
 }
 
 #[test]
-fn verify_refuses_a_newer_format() {
+fn verify_refuses_a_newer_or_an_unreadable_older_format() {
     let w = World::new();
     assert!(w.build("out", &[]).status.success());
     let manifest = current_dir(&w.path("out")).join("manifest.json");
     let text = std::fs::read_to_string(&manifest).expect("read");
     std::fs::write(
         &manifest,
-        text.replacen("\"format_version\": 1", "\"format_version\": 99", 1),
+        text.replacen(
+            &format!("\"format_version\": {FORMAT_VERSION}"),
+            "\"format_version\": 99",
+            1,
+        ),
     )
     .expect("write");
     let o = cairn(&["verify", "--index", w.path("out").to_str().expect("utf8")]);
     assert_ne!(o.status.code(), Some(0));
     assert!(stderr(&o).contains("upgrade cairn"), "{}", stderr(&o));
+    // An index older than this build reads is refused too, with the remedy.
+    std::fs::write(
+        &manifest,
+        text.replacen(
+            &format!("\"format_version\": {FORMAT_VERSION}"),
+            &format!("\"format_version\": {}", OLDEST_READABLE_FORMAT - 1),
+            1,
+        ),
+    )
+    .expect("write");
+    let o = cairn(&["verify", "--index", w.path("out").to_str().expect("utf8")]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("rebuild"), "{}", stderr(&o));
 }
