@@ -1,6 +1,7 @@
 //! The engine: one opened snapshot, the query embedder, runtime weights.
 
 use crate::links::blob_link;
+use crate::query_vectors::{self, QueryVectors};
 use crate::rank::{self, Fused, RankedList, Source};
 use crate::runtime_weights::{RuntimeWeight, RuntimeWeights};
 use crate::*;
@@ -51,7 +52,9 @@ pub struct EngineOptions {
 /// Search over one index version.
 pub struct Engine {
     snap: Snapshot,
-    embedder: Option<Arc<dyn Embedder>>,
+    /// The query model and its cache; shared with the next engine on a hot
+    /// swap that keeps the model.
+    embedder: Option<Arc<QueryVectors>>,
     /// Why vector search is off, when it is.
     degraded: Option<String>,
     weights: RuntimeWeights,
@@ -125,7 +128,13 @@ impl Engine {
         match &self.embedder {
             Some(e) if e.model().weights_sha256 == snap.manifest.model.weights_sha256 => {
                 let weights = RuntimeWeights::load(state_path(&root))?;
-                Self::from_parts(root, snap, Ok(Arc::clone(e)), weights)
+                Ok(Self {
+                    snap,
+                    embedder: Some(Arc::clone(e)),
+                    degraded: None,
+                    weights,
+                    root,
+                })
             }
             _ => Self::open(opts),
         }
@@ -148,7 +157,10 @@ impl Engine {
                         found_sha: e.model().weights_sha256.clone(),
                     });
                 }
-                (Some(e), None)
+                (
+                    Some(Arc::new(QueryVectors::new(e, query_vectors::CAPACITY))),
+                    None,
+                )
             }
             Err(why) => (
                 None,
@@ -167,6 +179,11 @@ impl Engine {
     /// The opened snapshot.
     pub fn snapshot(&self) -> &Snapshot {
         &self.snap
+    }
+
+    /// What the query-vector cache has done (`None` without a model).
+    pub fn query_cache(&self) -> Option<CacheStats> {
+        self.embedder.as_ref().map(|e| e.stats())
     }
 
     /// Hybrid, BM25 or vector search (see the crate docs).
@@ -243,7 +260,7 @@ impl Engine {
         let allowed = Arc::new(rank::allowed_chunks(&self.snap, &req.filters, groups));
         let (mentioned, bm25_text) = rank::mentioned_toolkits(&self.snap, query);
         let qvec = match (&self.embedder, mode) {
-            (Some(e), Mode::Hybrid | Mode::Vector) => e.embed(&[query])?.pop(),
+            (Some(e), Mode::Hybrid | Mode::Vector) => e.vector(query)?,
             _ => None,
         };
         // A toolkit the query names (and no explicit filter) gets its own candidate

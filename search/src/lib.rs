@@ -13,6 +13,7 @@ pub mod context;
 mod engine;
 pub mod eval;
 pub mod links;
+pub mod query_vectors;
 pub mod rank;
 mod render;
 pub mod runtime_weights;
@@ -20,6 +21,7 @@ mod types;
 
 pub use context::{ChatMessage, Citation, ContextRequest, ContextResponse, TokenizerName};
 pub use engine::{Engine, EngineOptions};
+pub use query_vectors::CacheStats;
 pub use types::*;
 
 /// Why a call failed. Each variant maps to one stable code for the connectors.

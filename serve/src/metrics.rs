@@ -1,6 +1,7 @@
 //! Prometheus metrics: requests, latency histograms, errors by code, the
-//! live index version, swaps, and the CPU queue.
+//! live index version, swaps, the CPU queue and the query-vector cache.
 
+use cairn_search::CacheStats;
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
     TextEncoder,
@@ -16,6 +17,8 @@ pub struct Metrics {
     index: IntGaugeVec,
     swaps: IntCounterVec,
     queue: IntGauge,
+    /// Query-vector cache: hits, misses, entries (since the model was loaded).
+    cache: IntGaugeVec,
 }
 
 impl Metrics {
@@ -49,12 +52,20 @@ impl Metrics {
             &["result"],
         )?;
         let queue = IntGauge::new("cpu_queue_depth", "Search jobs queued or running")?;
+        let cache = IntGaugeVec::new(
+            Opts::new(
+                "query_cache",
+                "Query-vector cache since the model was loaded: hits, misses, entries",
+            ),
+            &["kind"],
+        )?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
         registry.register(Box::new(errors.clone()))?;
         registry.register(Box::new(index.clone()))?;
         registry.register(Box::new(swaps.clone()))?;
         registry.register(Box::new(queue.clone()))?;
+        registry.register(Box::new(cache.clone()))?;
         Ok(Self {
             registry,
             requests,
@@ -63,6 +74,7 @@ impl Metrics {
             index,
             swaps,
             queue,
+            cache,
         })
     }
 
@@ -92,9 +104,19 @@ impl Metrics {
         self.swaps.with_label_values(&[result]).inc();
     }
 
-    /// The text exposition, with the queue depth read now.
-    pub fn render(&self, queue_depth: usize) -> String {
+    /// The text exposition, with the queue depth and cache figures read now.
+    pub fn render(&self, queue_depth: usize, cache: Option<CacheStats>) -> String {
         self.queue.set(queue_depth as i64);
+        if let Some(c) = cache {
+            let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+            self.cache.with_label_values(&["hits"]).set(clamp(c.hits));
+            self.cache
+                .with_label_values(&["misses"])
+                .set(clamp(c.misses));
+            self.cache
+                .with_label_values(&["entries"])
+                .set(clamp(c.entries as u64));
+        }
         let mut out = Vec::new();
         if let Err(e) = TextEncoder::new().encode(&self.registry.gather(), &mut out) {
             tracing::error!(error = %e, "metrics encoding failed");

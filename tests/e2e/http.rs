@@ -276,6 +276,15 @@ async fn every_endpoint_answers_in_its_shape() {
     assert!(text.contains("cairn_http_requests_total{"), "{text}");
     assert!(text.contains("cairn_http_request_duration_seconds_bucket{"));
     assert!(text.contains("cairn_index_info{index_version="));
+    // Searches so far embedded their queries once each; the cache says so.
+    assert!(
+        text.contains("cairn_query_cache{kind=\"misses\"}"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cairn_query_cache{kind=\"entries\"}"),
+        "{text}"
+    );
 
     let (st, _, w) = call!(
         app,

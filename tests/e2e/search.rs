@@ -138,6 +138,27 @@ fn hits_are_merged_deterministic_and_judged() {
     let a = search(&e, "parameters t_0 u_0", Filters::default(), Mode::Hybrid);
     let b = search(&e, "parameters t_0 u_0", Filters::default(), Mode::Hybrid);
     assert_eq!(a.hits, b.hits, "same index and query, same answer");
+    let cache = e.query_cache().expect("a model is loaded");
+    assert_eq!(
+        (cache.hits, cache.misses),
+        (1, 1),
+        "the repeat's vector came from the cache"
+    );
+    // A hot swap to a version built with the same model keeps the cache.
+    let swapped = e
+        .reopen(&EngineOptions {
+            index: w.path("out"),
+            model_dir: Some(w.model.clone()),
+            device: DevicePref::Cpu,
+        })
+        .expect("reopen");
+    search(
+        &swapped,
+        "parameters t_0 u_0",
+        Filters::default(),
+        Mode::Hybrid,
+    );
+    assert_eq!(swapped.query_cache().map(|c| c.hits), Some(2));
     for (i, x) in a.hits.iter().enumerate() {
         for y in &a.hits[i + 1..] {
             let overlap =

@@ -400,7 +400,11 @@ pub async fn ready(state: web::Data<AppState>) -> HttpResponse {
 async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
-        .body(state.metrics.render(state.pool.depth()))
+        .body(
+            state
+                .metrics
+                .render(state.pool.depth(), state.live.current().query_cache()),
+        )
 }
 
 async fn openapi(state: web::Data<AppState>) -> HttpResponse {
