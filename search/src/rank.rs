@@ -23,7 +23,7 @@ const BOOSTS: [(&str, f32); 5] = [
     ("context", 0.3),
 ];
 
-/// Weight of a pair of the query's words found together in a body (see [`query_pairs`]).
+/// Weight of a pair of the query's words found together in a body (see [`QueryWords::pairs`]).
 const PAIR_BOOST: f32 = 0.7;
 /// How many words may stand between a pair's two words (1: "log of prob" still counts).
 const PAIR_SLOP: u32 = 1;
@@ -68,18 +68,48 @@ const STOP_WORDS: &[&str] = &[
     "there", "can", "should", "would", "could", "will", "not",
 ];
 
-/// The query's analyzed terms without stop words, deduplicated, in order.
-pub fn query_terms(query: &str) -> Vec<String> {
-    let mut analyzer = code_analyzer();
-    let mut stream = analyzer.token_stream(query);
-    let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
-    while let Some(t) = stream.next() {
-        if !STOP_WORDS.contains(&t.text.as_str()) && seen.insert(t.text.clone()) {
-            out.push(t.text.clone());
+/// A query as BM25 sees it, from one pass of the analyzer.
+#[derive(Debug, PartialEq)]
+pub struct QueryWords {
+    /// Analyzed terms without stop words, deduplicated, in order (composites
+    /// like `log_prob` and their parts).
+    pub terms: Vec<String>,
+    /// Consecutive evidence words, as analyzed leaves (`log_prob` gives `log`,
+    /// `prob`), paired for proximity: text where the query's words stand
+    /// together is more likely about what the query asks.
+    pub pairs: Vec<[String; 2]>,
+}
+
+impl QueryWords {
+    /// Analyzes `query` once for both.
+    pub fn new(query: &str) -> Self {
+        let mut analyzer = code_analyzer();
+        let mut stream = analyzer.token_stream(query);
+        let mut seen = BTreeSet::new();
+        let mut terms = Vec::new();
+        // The last token at each position is the leaf (composites come first).
+        let mut leaves: Vec<(usize, String)> = Vec::new();
+        while let Some(t) = stream.next() {
+            if STOP_WORDS.contains(&t.text.as_str()) {
+                continue;
+            }
+            if seen.insert(t.text.clone()) {
+                terms.push(t.text.clone());
+            }
+            match leaves.last_mut() {
+                Some(last) if last.0 == t.position => last.1 = t.text.clone(),
+                _ => leaves.push((t.position, t.text.clone())),
+            }
         }
+        let mut pairs: Vec<[String; 2]> = Vec::new();
+        for w in leaves.windows(2) {
+            let pair = [w[0].1.clone(), w[1].1.clone()];
+            if pair[0] != pair[1] && !pairs.contains(&pair) {
+                pairs.push(pair);
+            }
+        }
+        Self { terms, pairs }
     }
-    out
 }
 
 /// Toolkits the query names (`emcee`, `MulensModel`, `corner.py` or `corner`).
@@ -135,7 +165,7 @@ pub fn bm25(
 /// The BM25 query for `query` (`None` when it has no evidence words): each
 /// term in every field with its boost, plus the query's word pairs in the body.
 pub fn bm25_query(s: &ChunkSchema, query: &str) -> Option<BooleanQuery> {
-    let terms = query_terms(query);
+    let QueryWords { terms, pairs } = QueryWords::new(query);
     if terms.is_empty() {
         return None;
     }
@@ -150,7 +180,7 @@ pub fn bm25_query(s: &ChunkSchema, query: &str) -> Option<BooleanQuery> {
             clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
         }
     }
-    for [a, b] in query_pairs(query) {
+    for [a, b] in pairs {
         let q = PhraseQuery::new_with_offset_and_slop(
             vec![
                 (0, Term::from_field_text(s.body, &a)),
@@ -166,38 +196,9 @@ pub fn bm25_query(s: &ChunkSchema, query: &str) -> Option<BooleanQuery> {
     Some(BooleanQuery::new(clauses))
 }
 
-/// Consecutive evidence words of the query, as analyzed leaves (`log_prob`
-/// gives `log`, `prob`), paired for proximity: text where the query's words
-/// stand together is more likely about what the query asks.
-pub fn query_pairs(query: &str) -> Vec<[String; 2]> {
-    let mut analyzer = code_analyzer();
-    let mut stream = analyzer.token_stream(query);
-    // The last token at each position is the leaf (composites come first).
-    let mut leaves: Vec<(usize, String)> = Vec::new();
-    while let Some(t) = stream.next() {
-        match leaves.last_mut() {
-            Some(last) if last.0 == t.position => last.1 = t.text.clone(),
-            _ => leaves.push((t.position, t.text.clone())),
-        }
-    }
-    let words: Vec<String> = leaves
-        .into_iter()
-        .map(|(_, w)| w)
-        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
-        .collect();
-    let mut out: Vec<[String; 2]> = Vec::new();
-    for w in words.windows(2) {
-        let pair = [w[0].clone(), w[1].clone()];
-        if w[0] != w[1] && !out.contains(&pair) {
-            out.push(pair);
-        }
-    }
-    out
-}
-
 /// For each identifier the query names exactly (`fit_model`, `ModelParameters`),
 /// a list of the chunks that define it, weighing 1/√(documents
-/// defining it). A name defined once points at its definition; a name every
+/// defining it among its first `k` definitions). A name defined once points at its definition; a name every
 /// tutorial defines (`log_prob`) says little about which one is meant.
 pub fn identifier_lists(
     snap: &Snapshot,
@@ -491,7 +492,7 @@ mod tests {
     #[test]
     fn pairs_are_consecutive_evidence_words() {
         // Stop words drop out between pairs; identifiers pair by their parts.
-        let pairs = query_pairs("Error: the initial log_prob was nan");
+        let pairs = QueryWords::new("Error: the initial log_prob was nan").pairs;
         let want: Vec<[String; 2]> = [
             ["error", "initi"],
             ["initi", "log"],
@@ -502,7 +503,7 @@ mod tests {
         .map(|[a, b]| [a.to_string(), b.to_string()])
         .collect();
         assert_eq!(pairs, want);
-        assert!(query_pairs("emcee").is_empty());
+        assert!(QueryWords::new("emcee").pairs.is_empty());
     }
 
     /// In a real tantivy index with cairn's schema and analyzer: of two bodies
