@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The format this code writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest format this code can still read.
-pub const OLDEST_READABLE_FORMAT: u32 = 2;
+pub const OLDEST_READABLE_FORMAT: u32 = 3;
 
 /// The manifest of one index version.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -85,6 +85,8 @@ pub struct Counts {
     pub docs: usize,
     /// Chunks indexed.
     pub chunks: usize,
+    /// Passages embedded (short windows voting for chunks).
+    pub passages: usize,
     /// Files skipped, all reasons.
     pub skipped: usize,
     /// Documents by doctype.

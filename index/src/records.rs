@@ -104,3 +104,14 @@ pub struct ChunkRecord {
     /// Number of model tokens the embedded text took (after truncation).
     pub tokens: u32,
 }
+
+/// One passage: a short window of a document, embedded on its own, that
+/// votes for the chunk it overlaps most (a long chunk's vector blurs a
+/// one-paragraph answer inside it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PassageRecord {
+    /// Row in chunks.json of the chunk it stands for.
+    pub chunk: u32,
+    /// The lines of the raw file it covers.
+    pub span: LineSpan,
+}

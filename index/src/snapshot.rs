@@ -7,6 +7,7 @@ use crate::vectors::Vectors;
 use crate::weights::Weights;
 use crate::{
     ChunkRecord, DocId, DocRecord, IndexRoot, IndexVersion, LineIndex, LineSpan, Manifest,
+    PassageRecord,
 };
 use memmap2::Mmap;
 use std::collections::HashMap;
@@ -53,6 +54,10 @@ pub struct Snapshot {
     pub weights: Weights,
     /// Chunk vectors.
     pub vectors: Vectors,
+    /// The passages.
+    pub passages: Vec<PassageRecord>,
+    /// Passage vectors.
+    pub passage_vectors: Vectors,
     /// The BM25 index.
     pub index: tantivy::Index,
     /// A reader over it.
@@ -90,6 +95,7 @@ impl Snapshot {
         let path = dir.path();
         let docs: Vec<DocRecord> = read_json(path, files::DOCS)?;
         let chunks: Vec<ChunkRecord> = read_json(path, files::CHUNKS)?;
+        let passages: Vec<PassageRecord> = read_json(path, files::PASSAGES)?;
         let weights: Weights = read_json(path, files::WEIGHTS)?;
         let content_path = path.join(files::CONTENT);
         let file_err = |p: &Path, e: std::io::Error| OpenError::File {
@@ -106,23 +112,36 @@ impl Snapshot {
         let vectors_path = path.join(files::VECTORS);
         let vectors = Vectors::open(&vectors_path, manifest.model.dim)
             .map_err(|e| file_err(&vectors_path, e))?;
+        let passages_path = path.join(files::PASSAGE_VECTORS);
+        let passage_vectors = Vectors::open(&passages_path, manifest.model.dim)
+            .map_err(|e| file_err(&passages_path, e))?;
 
         let inconsistent = |message: String| OpenError::Inconsistent {
             version: version.clone(),
             message,
         };
         if vectors.len() != chunks.len()
+            || passage_vectors.len() != passages.len()
+            || manifest.counts.passages != passages.len()
             || manifest.counts.chunks != chunks.len()
             || manifest.counts.docs != docs.len()
         {
             return Err(inconsistent(format!(
-                "{} docs, {} chunks and {} vectors against the manifest's {} docs and {} chunks",
+                "{} docs, {} chunks, {} vectors, {} passages and {} passage vectors against the manifest's {} docs, {} chunks and {} passages",
                 docs.len(),
                 chunks.len(),
                 vectors.len(),
+                passages.len(),
+                passage_vectors.len(),
                 manifest.counts.docs,
-                manifest.counts.chunks
+                manifest.counts.chunks,
+                manifest.counts.passages
             )));
+        }
+        if passages.iter().any(|p| p.chunk as usize >= chunks.len()) {
+            return Err(inconsistent(
+                "a passage refers to a chunk that does not exist".to_owned(),
+            ));
         }
         let mut lines = Vec::with_capacity(docs.len());
         let mut by_id = HashMap::with_capacity(docs.len());
@@ -157,6 +176,8 @@ impl Snapshot {
             chunks,
             weights,
             vectors,
+            passages,
+            passage_vectors,
             index,
             reader,
             schema: ChunkSchema::new(),

@@ -1,7 +1,9 @@
 //! `cairn verify`: recheck a published version against its own manifest.
 
 use crate::layout::{LayoutError, VersionDir, checksum_tree, files};
-use crate::{ChunkRecord, DocRecord, IndexRoot, IndexVersion, LineIndex, sha256_hex};
+use crate::{
+    ChunkRecord, DocRecord, IndexRoot, IndexVersion, LineIndex, PassageRecord, sha256_hex,
+};
 use serde::Serialize;
 use std::fs;
 
@@ -137,17 +139,40 @@ pub fn verify_version(
             Some(_) => {}
         }
     }
-    let want_vectors = (chunks.len() * manifest.model.dim * 4) as u64;
-    match fs::metadata(dir.file(files::VECTORS)) {
-        Ok(m) if m.len() != want_vectors => problems.push(format!(
-            "{}: {} bytes, expected {want_vectors} ({} chunks × dim {})",
-            files::VECTORS,
-            m.len(),
-            chunks.len(),
-            manifest.model.dim
-        )),
-        Ok(_) => {}
-        Err(e) => problems.push(format!("{}: {e}", files::VECTORS)),
+    let passages: Vec<PassageRecord> = match read_json(files::PASSAGES)
+        .and_then(|b| serde_json::from_slice(&b).map_err(|e| format!("{}: {e}", files::PASSAGES)))
+    {
+        Ok(p) => p,
+        Err(e) => {
+            problems.push(e);
+            Vec::new()
+        }
+    };
+    for (i, p) in passages.iter().enumerate() {
+        if !chunks
+            .get(p.chunk as usize)
+            .is_some_and(|c| c.span.overlaps(&p.span))
+        {
+            problems.push(format!(
+                "passage {i}: span {} does not overlap chunk {}",
+                p.span, p.chunk
+            ));
+        }
+    }
+    for (file, rows, what) in [
+        (files::VECTORS, chunks.len(), "chunks"),
+        (files::PASSAGE_VECTORS, passages.len(), "passages"),
+    ] {
+        let want = (rows * manifest.model.dim * 4) as u64;
+        match fs::metadata(dir.file(file)) {
+            Ok(m) if m.len() != want => problems.push(format!(
+                "{file}: {} bytes, expected {want} ({rows} {what} × dim {})",
+                m.len(),
+                manifest.model.dim
+            )),
+            Ok(_) => {}
+            Err(e) => problems.push(format!("{file}: {e}")),
+        }
     }
     if manifest.counts.docs != docs.len() || manifest.counts.chunks != chunks.len() {
         problems.push(format!(

@@ -3,7 +3,8 @@
 
 use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec};
 use cairn_index::LineIndex;
-use cairn_pipeline::chunk::{ChunkLimits, chunk_document};
+use cairn_pipeline::build::chunk_limits;
+use cairn_pipeline::chunk::chunk_document;
 use cairn_pipeline::config::{BuildSettings, Registry};
 use cairn_pipeline::documents::read_commit;
 use cairn_pipeline::sync::sync;
@@ -20,12 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let settings = BuildSettings::default();
     let e = BertEmbedder::load(&ModelSpec::default_hub().locate()?, DevicePref::Cpu)?;
     let specials = e.count_tokens("")?;
-    let limits = ChunkLimits {
-        max_lines: settings.chunk_max_lines,
-        overlap: settings.chunk_overlap_lines,
-        min_lines: settings.chunk_min_lines,
-        max_tokens: e.model().max_tokens - specials - 24,
-    };
+    let (limits, passage_limits) = chunk_limits(&settings, e.model().max_tokens, specials);
     let count = |lines: &[&str]| -> Vec<usize> {
         e.count_tokens_batch(lines)
             .map(|v| v.into_iter().map(|n| n - specials).collect())
@@ -37,7 +33,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let s = sync(cfg, cache)?;
         let (sources, _) = read_commit(&s.repo, s.commit, cfg, settings.max_file_bytes)?;
         for d in &sources {
-            let chunks = chunk_document(d, &LineIndex::new(d.text.as_bytes()), &limits, &count);
+            let chunks = chunk_document(
+                d,
+                &LineIndex::new(d.text.as_bytes()),
+                &limits,
+                &passage_limits,
+                &count,
+            );
             let tokens: usize = chunks
                 .iter()
                 .map(|c| (c.tokens + 24).min(e.model().max_tokens))

@@ -16,7 +16,7 @@ use cairn_index::manifest::{Counts, ModelInfo, RepoRecord, SkipRecord};
 use cairn_index::schema::ChunkSchema;
 use cairn_index::{
     ChunkRecord, DocId, DocRecord, FORMAT_VERSION, IndexRoot, IndexVersion, LayoutError, LineIndex,
-    Manifest, VersionWriter,
+    Manifest, PassageRecord, VersionWriter,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -406,7 +406,12 @@ pub fn merge(
         stats.embed_seconds += m.stats.embed_seconds;
         let mut rows = vectors.into_iter();
         for r in m.repos {
-            let n: usize = r.chunks.iter().map(Vec::len).sum();
+            let n: usize = r
+                .chunks
+                .iter()
+                .flatten()
+                .map(ChunkDraft::embedded_rows)
+                .sum();
             let mine: Vec<Vec<f32>> = rows.by_ref().take(n).collect();
             by_name.insert(r.record.name.clone(), (r, mine));
         }
@@ -515,13 +520,21 @@ impl Assembled {
         IndexVersion::from_digest(&cairn_index::sha256_hex(&bytes))
     }
 
-    /// What the model sees for each chunk, in chunk order.
-    fn embed_texts(&self) -> Vec<String> {
-        self.drafts
-            .iter()
-            .enumerate()
-            .flat_map(|(d, chunks)| chunks.iter().map(move |c| embed_text(&self.docs[d], c)))
-            .collect()
+    /// What the model sees and how many tokens it takes, row by row: each
+    /// chunk, then its passages ([`ChunkDraft::embedded_rows`]).
+    fn embed_rows(&self) -> Vec<(String, u32)> {
+        let tokens = |n: usize| (n + HEADER_TOKENS).min(self.model.max_tokens) as u32;
+        let mut out = Vec::new();
+        for (d, chunks) in self.drafts.iter().enumerate() {
+            let doc = &self.docs[d];
+            for c in chunks {
+                out.push((embed_text(doc, &c.title, &c.text), tokens(c.tokens)));
+                for p in &c.passages {
+                    out.push((embed_text(doc, &p.title, &p.text), tokens(p.tokens)));
+                }
+            }
+        }
+        out
     }
 
     fn chunk_tokens(&self) -> Vec<u32> {
@@ -530,6 +543,10 @@ impl Assembled {
             .flatten()
             .map(|c| (c.tokens + HEADER_TOKENS).min(self.model.max_tokens) as u32)
             .collect()
+    }
+
+    fn passage_count(&self) -> usize {
+        self.drafts.iter().flatten().map(|c| c.passages.len()).sum()
     }
 }
 
@@ -568,7 +585,7 @@ fn unchanged(
     }))
 }
 
-/// Every chunk's vector, and the cache to save them to.
+/// Every row's vector ([`ChunkDraft::embedded_rows`]), and the cache to save them to.
 struct Embedded {
     vectors: Vec<Vec<f32>>,
     stats: PartStats,
@@ -593,8 +610,7 @@ fn embed_all(
     cache_dir: &Path,
     reporter: &dyn Reporter,
 ) -> Result<Embedded, BuildError> {
-    let texts = set.embed_texts();
-    let tokens = set.chunk_tokens();
+    let (texts, tokens): (Vec<String>, Vec<u32>) = set.embed_rows().into_iter().unzip();
     let keys: Vec<TextKey> = texts.iter().map(|t| text_key(t)).collect();
     let cache = EmbedCache::open(cache_dir, &set.model.weights_sha256, set.model.dim);
     let mut todo: Vec<usize> = (0..keys.len())
@@ -602,7 +618,7 @@ fn embed_all(
         .collect();
     let mut seen = std::collections::HashSet::new();
     todo.retain(|&i| seen.insert(keys[i]));
-    reporter.stage("embedding chunks", Some(todo.len() as u64));
+    reporter.stage("embedding chunks and passages", Some(todo.len() as u64));
     let started = Instant::now();
     let mut fresh: std::collections::HashMap<TextKey, Vec<f32>> = std::collections::HashMap::new();
     for batch in todo.chunks(EMBED_CALL) {
@@ -614,7 +630,7 @@ fn embed_all(
     }
     let embed_seconds = started.elapsed().as_secs_f64();
     reporter.finish(&format!(
-        "embedded {} chunks ({} from cache) in {embed_seconds:.1}s",
+        "embedded {} chunks and passages ({} from cache) in {embed_seconds:.1}s",
         todo.len(),
         keys.len() - todo.len()
     ));
@@ -655,13 +671,31 @@ fn publish(
     reporter.stage("writing index", None);
     let tokens = set.chunk_tokens();
     let mut chunk_records = Vec::with_capacity(tokens.len());
+    let mut passage_records = Vec::with_capacity(set.passage_count());
+    // Rows come chunk by chunk, each chunk's own first ([`ChunkDraft::embedded_rows`]).
+    let (mut vec_bytes, mut passage_bytes) = (Vec::new(), Vec::new());
+    let mut rows = embedded.vectors.iter();
+    let mut put = |out: &mut Vec<u8>| {
+        for x in rows.next().into_iter().flatten() {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    };
     for (d, chunks) in set.drafts.iter().enumerate() {
         for c in chunks {
+            let chunk = chunk_records.len() as u32;
+            put(&mut vec_bytes);
+            for p in &c.passages {
+                passage_records.push(PassageRecord {
+                    chunk,
+                    span: p.span,
+                });
+                put(&mut passage_bytes);
+            }
             chunk_records.push(ChunkRecord {
                 doc: d as u32,
                 span: c.span,
                 title: c.title.clone(),
-                tokens: tokens[chunk_records.len()],
+                tokens: tokens[chunk as usize],
             });
         }
     }
@@ -669,14 +703,10 @@ fn publish(
     writer.write_json(files::DOCS, &set.docs)?;
     writer.write_bytes(files::CONTENT, &set.content)?;
     writer.write_json(files::CHUNKS, &chunk_records)?;
+    writer.write_json(files::PASSAGES, &passage_records)?;
     writer.write_json(files::WEIGHTS, &plan.weights)?;
-    let mut vec_bytes = Vec::with_capacity(embedded.vectors.len() * set.model.dim * 4);
-    for v in &embedded.vectors {
-        for x in v {
-            vec_bytes.extend_from_slice(&x.to_le_bytes());
-        }
-    }
     writer.write_bytes(files::VECTORS, &vec_bytes)?;
+    writer.write_bytes(files::PASSAGE_VECTORS, &passage_bytes)?;
     write_tantivy(&writer.dir().file(files::TANTIVY), &set.docs, &set.drafts)?;
 
     let mut docs_by_doctype = BTreeMap::new();
@@ -696,6 +726,7 @@ fn publish(
         counts: Counts {
             docs: set.docs.len(),
             chunks: set.chunk_count(),
+            passages: passage_records.len(),
             skipped: set.skipped.len(),
             docs_by_doctype,
             skipped_by_reason: skipped_by_reason.clone(),
@@ -857,6 +888,30 @@ fn assemble(repos: &[RepoDocs]) -> (Vec<DocRecord>, Vec<u8>) {
     (records, content)
 }
 
+/// The limits of chunks and of passages under `settings`, for a model that
+/// reads `max_tokens` tokens of which `specials` are its own.
+pub fn chunk_limits(
+    settings: &BuildSettings,
+    max_tokens: usize,
+    specials: usize,
+) -> (ChunkLimits, ChunkLimits) {
+    let max_tokens = max_tokens.saturating_sub(specials + HEADER_TOKENS).max(16);
+    (
+        ChunkLimits {
+            max_lines: settings.chunk_max_lines,
+            overlap: settings.chunk_overlap_lines,
+            min_lines: settings.chunk_min_lines,
+            max_tokens,
+        },
+        ChunkLimits {
+            max_lines: settings.passage_max_lines,
+            overlap: settings.passage_overlap_lines,
+            min_lines: settings.passage_min_lines,
+            max_tokens,
+        },
+    )
+}
+
 /// Each document's chunks, in registry order (the order `assemble` lists them).
 fn chunk_repos(
     repos: &[RepoDocs],
@@ -866,16 +921,7 @@ fn chunk_repos(
 ) -> Result<Vec<Vec<ChunkDraft>>, BuildError> {
     let texts: Vec<&SourceDoc> = repos.iter().flat_map(|r| r.docs.iter()).collect();
     let specials = embedder.count_tokens("")?;
-    let limits = ChunkLimits {
-        max_lines: settings.chunk_max_lines,
-        overlap: settings.chunk_overlap_lines,
-        min_lines: settings.chunk_min_lines,
-        max_tokens: embedder
-            .model()
-            .max_tokens
-            .saturating_sub(specials + HEADER_TOKENS)
-            .max(16),
-    };
+    let (limits, passage_limits) = chunk_limits(settings, embedder.model().max_tokens, specials);
     reporter.stage("chunking files", Some(texts.len() as u64));
     let out: Vec<Vec<ChunkDraft>> = texts
         .par_iter()
@@ -887,7 +933,13 @@ fn chunk_repos(
                     // Counting never fails on valid UTF-8; fall back to a rough count if it does.
                     .unwrap_or_else(|_| lines.iter().map(|l| l.len() / 3 + 1).collect())
             };
-            let chunks = chunk_document(d, &LineIndex::new(d.text.as_bytes()), &limits, &count);
+            let chunks = chunk_document(
+                d,
+                &LineIndex::new(d.text.as_bytes()),
+                &limits,
+                &passage_limits,
+                &count,
+            );
             reporter.advance(1);
             chunks
         })
@@ -899,12 +951,12 @@ fn chunk_repos(
     Ok(out)
 }
 
-/// What the model sees: a short header naming the place, then the chunk.
-fn embed_text(doc: &DocRecord, c: &ChunkDraft) -> String {
-    if c.title.is_empty() {
-        format!("{} {}\n{}", doc.repo, doc.path, c.text)
+/// What the model sees: a short header naming the place, then the text.
+fn embed_text(doc: &DocRecord, title: &str, text: &str) -> String {
+    if title.is_empty() {
+        format!("{} {}\n{}", doc.repo, doc.path, text)
     } else {
-        format!("{} {}: {}\n{}", doc.repo, doc.path, c.title, c.text)
+        format!("{} {}: {}\n{}", doc.repo, doc.path, title, text)
     }
 }
 

@@ -8,6 +8,10 @@
 //! preferring blank lines and inner definitions as cut points. The text that
 //! is indexed and embedded is the span's text (for notebooks: the decoded cell
 //! source); the span itself never changes.
+//!
+//! The same cuts under tighter limits give *passages*: short windows that are
+//! embedded on their own and each vote for the chunk they overlap most, so a
+//! paragraph inside a long chunk is found by its own meaning.
 
 use crate::documents::SourceDoc;
 use cairn_index::{LineIndex, LineSpan};
@@ -38,6 +42,29 @@ pub struct ChunkDraft {
     pub text: String,
     /// Estimated model tokens of `text`.
     pub tokens: usize,
+    /// The passages that vote for this chunk.
+    #[serde(default)]
+    pub passages: Vec<PassageDraft>,
+}
+
+impl ChunkDraft {
+    /// Rows it adds to the embedded vectors, in this order: its own, then one per passage.
+    pub fn embedded_rows(&self) -> usize {
+        1 + self.passages.len()
+    }
+}
+
+/// One passage before embedding (see the module doc).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PassageDraft {
+    /// Lines of the raw file.
+    pub span: LineSpan,
+    /// Section title or definition name.
+    pub title: String,
+    /// Text to embed.
+    pub text: String,
+    /// Estimated model tokens of `text`.
+    pub tokens: usize,
 }
 
 /// A structural unit: lines `start..=end` (1-based).
@@ -48,11 +75,13 @@ struct Section {
     title: String,
 }
 
-/// Chunks `doc`. `count` returns model tokens for each line (no special tokens).
+/// Chunks `doc` under `limits`, with its passages under `passage_limits`
+/// attached. `count` returns model tokens for each line (no special tokens).
 pub fn chunk_document(
     doc: &SourceDoc,
     index: &LineIndex,
     limits: &ChunkLimits,
+    passage_limits: &ChunkLimits,
     count: &dyn Fn(&[&str]) -> Vec<usize>,
 ) -> Vec<ChunkDraft> {
     let n = index.line_count();
@@ -103,34 +132,39 @@ pub fn chunk_document(
     let display_refs: Vec<&str> = display.iter().map(String::as_str).collect();
     let tokens = count(&display_refs);
     let soft = soft_boundaries(doc.language, &raw);
-    let ctx = Ctx {
+    let ctx = |limits| Ctx {
         lines: &display_refs,
         tokens: &tokens,
         soft: &soft,
         limits,
         language: doc.language,
     };
-    let mut out = Vec::new();
-    for section in pack(&ctx, sections) {
-        for span in ctx.windows(&section) {
-            let text = display_refs[(span.start - 1) as usize..span.end as usize].join("\n");
-            if text.trim().is_empty() {
-                continue;
-            }
-            let title = ctx.window_title(&section, span);
-            out.push(ChunkDraft {
-                symbols: symbols(
-                    doc.language,
-                    &display_refs[(span.start - 1) as usize..span.end as usize],
-                ),
-                tokens: ctx.tokens_of(span.start, span.end),
-                span,
-                title,
-                text,
+    let mut chunks = ctx(limits).drafts(sections.clone());
+    let passages = ctx(passage_limits).drafts(sections);
+    attach(&mut chunks, passages);
+    chunks
+}
+
+/// Gives each passage to the chunk it overlaps most (the first such chunk on a tie).
+fn attach(chunks: &mut [ChunkDraft], passages: Vec<ChunkDraft>) {
+    for p in passages {
+        let overlap = |c: &ChunkDraft| {
+            i64::from(c.span.end.min(p.span.end)) - i64::from(c.span.start.max(p.span.start))
+        };
+        let best = chunks
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, c)| (overlap(c), std::cmp::Reverse(*i)))
+            .map(|(i, _)| i);
+        if let Some(i) = best.filter(|&i| overlap(&chunks[i]) >= 0) {
+            chunks[i].passages.push(PassageDraft {
+                span: p.span,
+                title: p.title,
+                text: p.text,
+                tokens: p.tokens,
             });
         }
     }
-    out
 }
 
 fn whole(n: u32) -> Section {
@@ -150,6 +184,29 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The drafts of `sections`: packed, cut into windows, blank windows dropped.
+    fn drafts(&self, sections: Vec<Section>) -> Vec<ChunkDraft> {
+        let mut out = Vec::new();
+        for section in pack(self, sections) {
+            for span in self.windows(&section) {
+                let lines = &self.lines[(span.start - 1) as usize..span.end as usize];
+                let text = lines.join("\n");
+                if text.trim().is_empty() {
+                    continue;
+                }
+                out.push(ChunkDraft {
+                    symbols: symbols(self.language, lines),
+                    tokens: self.tokens_of(span.start, span.end),
+                    title: self.window_title(&section, span),
+                    span,
+                    text,
+                    passages: Vec::new(),
+                });
+            }
+        }
+        out
+    }
+
     fn tokens_of(&self, start: u32, end: u32) -> usize {
         // One extra token a line stands in for the newline the line tokens do not see.
         self.tokens[(start - 1) as usize..end as usize]
@@ -613,8 +670,48 @@ mod tests {
         max_tokens: 200,
     };
 
+    const PASSAGES: ChunkLimits = ChunkLimits {
+        max_lines: 4,
+        overlap: 1,
+        min_lines: 2,
+        max_tokens: 200,
+    };
+
     fn chunks(d: &SourceDoc) -> Vec<ChunkDraft> {
-        chunk_document(d, &LineIndex::new(d.text.as_bytes()), &LIMITS, &words)
+        chunk_document(
+            d,
+            &LineIndex::new(d.text.as_bytes()),
+            &LIMITS,
+            &PASSAGES,
+            &words,
+        )
+    }
+
+    #[test]
+    fn passages_cover_every_chunk_and_vote_for_the_one_they_overlap_most() {
+        let body: String = (1..=30).map(|i| format!("line {i} of prose\n")).collect();
+        let text = format!("# Title\n{body}## Next\nshort\ntail\n");
+        let c = chunks(&doc("README.md", "markdown", &text));
+        assert!(c.len() >= 2, "{c:?}");
+        for chunk in &c {
+            assert!(!chunk.passages.is_empty(), "{chunk:?}");
+            for p in &chunk.passages {
+                assert!(p.span.len() <= PASSAGES.max_lines);
+                let mine = overlap(chunk.span, p.span);
+                assert!(mine >= 1, "{p:?} outside {:?}", chunk.span);
+                // No other chunk shares more of the passage's lines.
+                assert!(c.iter().all(|o| overlap(o.span, p.span) <= mine));
+                let raw: Vec<&str> = text.lines().collect();
+                assert_eq!(
+                    p.text,
+                    raw[(p.span.start - 1) as usize..p.span.end as usize].join("\n")
+                );
+            }
+        }
+    }
+
+    fn overlap(a: LineSpan, b: LineSpan) -> u32 {
+        (a.end.min(b.end) + 1).saturating_sub(a.start.max(b.start))
     }
 
     #[test]
@@ -720,7 +817,13 @@ mod tests {
             max_tokens: 50,
             ..LIMITS
         };
-        let c = chunk_document(&d, &LineIndex::new(text.as_bytes()), &limits, &words);
+        let c = chunk_document(
+            &d,
+            &LineIndex::new(text.as_bytes()),
+            &limits,
+            &PASSAGES,
+            &words,
+        );
         assert_eq!(c.last().map(|c| c.span.end), Some(31));
         assert!(c.iter().all(|c| c.tokens <= 50));
     }

@@ -460,6 +460,12 @@ pub struct BuildSettings {
     pub chunk_overlap_lines: u32,
     /// Sections shorter than this are merged with their neighbours.
     pub chunk_min_lines: u32,
+    /// A passage (a short window embedded on its own) never spans more lines than this.
+    pub passage_max_lines: u32,
+    /// Lines repeated between consecutive passages of one long section.
+    pub passage_overlap_lines: u32,
+    /// Sections shorter than this are merged with their neighbours into one passage.
+    pub passage_min_lines: u32,
 }
 
 impl Default for BuildSettings {
@@ -471,6 +477,9 @@ impl Default for BuildSettings {
             chunk_max_lines: 60,
             chunk_overlap_lines: 2,
             chunk_min_lines: 6,
+            passage_max_lines: 10,
+            passage_overlap_lines: 1,
+            passage_min_lines: 3,
         }
     }
 }
@@ -480,15 +489,20 @@ impl BuildSettings {
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let text = read(path)?;
         let s: Self = serde_saphyr::from_str(&text).map_err(|e| yaml_error(path, &e))?;
-        if s.chunk_max_lines < 2 || s.chunk_overlap_lines >= s.chunk_max_lines / 2 {
-            return Err(ConfigError::At {
-                path: path.to_owned(),
-                line: 1,
-                column: 1,
-                message:
-                    "chunk_max_lines must be at least 2 and chunk_overlap_lines under half of it"
-                        .into(),
-            });
+        for (kind, max, overlap) in [
+            ("chunk", s.chunk_max_lines, s.chunk_overlap_lines),
+            ("passage", s.passage_max_lines, s.passage_overlap_lines),
+        ] {
+            if max < 2 || overlap >= max / 2 {
+                return Err(ConfigError::At {
+                    path: path.to_owned(),
+                    line: 1,
+                    column: 1,
+                    message: format!(
+                        "{kind}_max_lines must be at least 2 and {kind}_overlap_lines under half of it"
+                    ),
+                });
+            }
         }
         Ok(s)
     }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// Bumped when the part layout changes; a merge refuses other versions.
-pub const PART_FORMAT: u32 = 1;
+pub const PART_FORMAT: u32 = 2;
 const PART_JSON: &str = "part.json";
 const PART_VECTORS: &str = "vectors.f32";
 
@@ -210,16 +210,19 @@ pub fn read(dir: &Path) -> Result<(PartManifest, Vec<Vec<f32>>), PartError> {
     let vec_path = dir.join(PART_VECTORS);
     let raw = std::fs::read(&vec_path).map_err(|e| file_err(&vec_path, e))?;
     let dim = manifest.model.dim.max(1);
-    let chunks: usize = manifest
+    let rows: usize = manifest
         .repos
         .iter()
-        .flat_map(|r| r.chunks.iter())
-        .map(Vec::len)
+        .flat_map(|r| r.chunks.iter().flatten())
+        .map(ChunkDraft::embedded_rows)
         .sum();
-    if raw.len() != chunks * dim * 4 {
+    if raw.len() != rows * dim * 4 {
         return Err(file_err(
             &vec_path,
-            format!("{} bytes, expected {chunks} chunks × {dim} × 4", raw.len()),
+            format!(
+                "{} bytes, expected {rows} rows (chunks and passages) × {dim} × 4",
+                raw.len()
+            ),
         ));
     }
     let vectors = raw

@@ -286,12 +286,38 @@ fn run(
 pub fn vector(snap: &Snapshot, query: &[f32], allowed: &[bool], k: usize) -> Vec<(u32, f32)> {
     let dim = snap.vectors.dim();
     let all = snap.vectors.as_slice();
-    let mut scored: Vec<(u32, f32)> = allowed
+    let scored = allowed
         .iter()
         .enumerate()
         .filter(|(_, ok)| **ok)
         .map(|(i, _)| (i as u32, dot(&all[i * dim..(i + 1) * dim], query)))
         .collect();
+    top_k(scored, k)
+}
+
+/// The chunks whose passages are nearest `query` (exact cosine), each chunk
+/// once at its best passage's cosine, best first, at most `k`.
+pub fn passages(snap: &Snapshot, query: &[f32], allowed: &[bool], k: usize) -> Vec<(u32, f32)> {
+    let dim = snap.passage_vectors.dim();
+    let all = snap.passage_vectors.as_slice();
+    let mut best = vec![f32::NEG_INFINITY; allowed.len()];
+    for (i, p) in snap.passages.iter().enumerate() {
+        let c = p.chunk as usize;
+        if allowed.get(c).copied().unwrap_or(false) {
+            best[c] = best[c].max(dot(&all[i * dim..(i + 1) * dim], query));
+        }
+    }
+    let scored = best
+        .into_iter()
+        .enumerate()
+        .filter(|(_, s)| s.is_finite())
+        .map(|(c, s)| (c as u32, s))
+        .collect();
+    top_k(scored, k)
+}
+
+/// The `k` best of `scored`, best first; ties go to the lower chunk.
+fn top_k(mut scored: Vec<(u32, f32)>, k: usize) -> Vec<(u32, f32)> {
     let cmp = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     if scored.len() > k {
         scored.select_nth_unstable_by(k, cmp);
