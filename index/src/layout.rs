@@ -89,10 +89,10 @@ pub mod files {
     pub const CHUNKS: &str = "chunks.json";
     /// The vectors, `chunks × dim` little-endian f32.
     pub const VECTORS: &str = "vectors.f32";
-    /// The passages: `[PassageRecord]`.
-    pub const PASSAGES: &str = "passages.json";
-    /// The passage vectors, `passages × dim` little-endian f32.
-    pub const PASSAGE_VECTORS: &str = "passages.f32";
+    /// The subchunks: `[SubchunkRecord]`.
+    pub const SUBCHUNKS: &str = "subchunks.json";
+    /// The subchunk vectors, `subchunks × dim` little-endian f32.
+    pub const SUBCHUNK_VECTORS: &str = "subchunks.f32";
     /// Search weights copied from weights.yaml.
     pub const WEIGHTS: &str = "weights.json";
     /// The tantivy index folder.

@@ -3,7 +3,7 @@
 //!
 //! What lives here: the identifiers ([`DocId`], [`LineSpan`], [`IndexVersion`]),
 //! the [`LineIndex`] of a file, the [`Manifest`], the doc registry and chunk
-//! and passage records, the tantivy schema and its code-aware analyzer, the flat vector
+//! and subchunk records, the tantivy schema and its code-aware analyzer, the flat vector
 //! file, writing and atomically publishing a version ([`layout`]),
 //! [`verify`], and shipping a version as a checked pack ([`pack`]). It
 //! knows nothing of git, HTTP or embedding models; the builder
@@ -26,7 +26,7 @@ pub use ids::{DocId, IdError, IndexVersion, LineSpan};
 pub use layout::{IndexRoot, LayoutError, VersionWriter};
 pub use lines::LineIndex;
 pub use manifest::{FORMAT_VERSION, Manifest, OLDEST_READABLE_FORMAT};
-pub use records::{ChunkRecord, DocRecord, Doctype, PassageRecord};
+pub use records::{ChunkRecord, DocRecord, Doctype, SubchunkRecord};
 pub use snapshot::{OpenError, Snapshot};
 pub use verify::{VerifyReport, verify, verify_version};
 pub use weights::Weights;

@@ -85,8 +85,8 @@ pub struct Counts {
     pub docs: usize,
     /// Chunks indexed.
     pub chunks: usize,
-    /// Passages embedded (short windows voting for chunks).
-    pub passages: usize,
+    /// Subchunks embedded (short windows voting for chunks).
+    pub subchunks: usize,
     /// Files skipped, all reasons.
     pub skipped: usize,
     /// Documents by doctype.

@@ -105,11 +105,11 @@ pub struct ChunkRecord {
     pub tokens: u32,
 }
 
-/// One passage: a short window of a document, embedded on its own, that
+/// One subchunk: a short window of a document, embedded on its own, that
 /// votes for the chunk it overlaps most (a long chunk's vector blurs a
 /// one-paragraph answer inside it).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PassageRecord {
+pub struct SubchunkRecord {
     /// Row in chunks.json of the chunk it stands for.
     pub chunk: u32,
     /// The lines of the raw file it covers.

@@ -7,7 +7,7 @@ use crate::vectors::Vectors;
 use crate::weights::Weights;
 use crate::{
     ChunkRecord, DocId, DocRecord, IndexRoot, IndexVersion, LineIndex, LineSpan, Manifest,
-    PassageRecord,
+    SubchunkRecord,
 };
 use memmap2::Mmap;
 use std::collections::HashMap;
@@ -54,10 +54,10 @@ pub struct Snapshot {
     pub weights: Weights,
     /// Chunk vectors.
     pub vectors: Vectors,
-    /// The passages.
-    pub passages: Vec<PassageRecord>,
-    /// Passage vectors.
-    pub passage_vectors: Vectors,
+    /// The subchunks.
+    pub subchunks: Vec<SubchunkRecord>,
+    /// Subchunk vectors.
+    pub subchunk_vectors: Vectors,
     /// The BM25 index.
     pub index: tantivy::Index,
     /// A reader over it.
@@ -95,7 +95,7 @@ impl Snapshot {
         let path = dir.path();
         let docs: Vec<DocRecord> = read_json(path, files::DOCS)?;
         let chunks: Vec<ChunkRecord> = read_json(path, files::CHUNKS)?;
-        let passages: Vec<PassageRecord> = read_json(path, files::PASSAGES)?;
+        let subchunks: Vec<SubchunkRecord> = read_json(path, files::SUBCHUNKS)?;
         let weights: Weights = read_json(path, files::WEIGHTS)?;
         let content_path = path.join(files::CONTENT);
         let file_err = |p: &Path, e: std::io::Error| OpenError::File {
@@ -112,35 +112,35 @@ impl Snapshot {
         let vectors_path = path.join(files::VECTORS);
         let vectors = Vectors::open(&vectors_path, manifest.model.dim)
             .map_err(|e| file_err(&vectors_path, e))?;
-        let passages_path = path.join(files::PASSAGE_VECTORS);
-        let passage_vectors = Vectors::open(&passages_path, manifest.model.dim)
-            .map_err(|e| file_err(&passages_path, e))?;
+        let subchunks_path = path.join(files::SUBCHUNK_VECTORS);
+        let subchunk_vectors = Vectors::open(&subchunks_path, manifest.model.dim)
+            .map_err(|e| file_err(&subchunks_path, e))?;
 
         let inconsistent = |message: String| OpenError::Inconsistent {
             version: version.clone(),
             message,
         };
         if vectors.len() != chunks.len()
-            || passage_vectors.len() != passages.len()
-            || manifest.counts.passages != passages.len()
+            || subchunk_vectors.len() != subchunks.len()
+            || manifest.counts.subchunks != subchunks.len()
             || manifest.counts.chunks != chunks.len()
             || manifest.counts.docs != docs.len()
         {
             return Err(inconsistent(format!(
-                "{} docs, {} chunks, {} vectors, {} passages and {} passage vectors against the manifest's {} docs, {} chunks and {} passages",
+                "{} docs, {} chunks, {} vectors, {} subchunks and {} subchunk vectors against the manifest's {} docs, {} chunks and {} subchunks",
                 docs.len(),
                 chunks.len(),
                 vectors.len(),
-                passages.len(),
-                passage_vectors.len(),
+                subchunks.len(),
+                subchunk_vectors.len(),
                 manifest.counts.docs,
                 manifest.counts.chunks,
-                manifest.counts.passages
+                manifest.counts.subchunks
             )));
         }
-        if passages.iter().any(|p| p.chunk as usize >= chunks.len()) {
+        if subchunks.iter().any(|p| p.chunk as usize >= chunks.len()) {
             return Err(inconsistent(
-                "a passage refers to a chunk that does not exist".to_owned(),
+                "a subchunk refers to a chunk that does not exist".to_owned(),
             ));
         }
         let mut lines = Vec::with_capacity(docs.len());
@@ -176,8 +176,8 @@ impl Snapshot {
             chunks,
             weights,
             vectors,
-            passages,
-            passage_vectors,
+            subchunks,
+            subchunk_vectors,
             index,
             reader,
             schema: ChunkSchema::new(),

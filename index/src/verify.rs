@@ -2,7 +2,7 @@
 
 use crate::layout::{LayoutError, VersionDir, checksum_tree, files};
 use crate::{
-    ChunkRecord, DocRecord, IndexRoot, IndexVersion, LineIndex, PassageRecord, sha256_hex,
+    ChunkRecord, DocRecord, IndexRoot, IndexVersion, LineIndex, SubchunkRecord, sha256_hex,
 };
 use serde::Serialize;
 use std::fs;
@@ -139,8 +139,8 @@ pub fn verify_version(
             Some(_) => {}
         }
     }
-    let passages: Vec<PassageRecord> = match read_json(files::PASSAGES)
-        .and_then(|b| serde_json::from_slice(&b).map_err(|e| format!("{}: {e}", files::PASSAGES)))
+    let subchunks: Vec<SubchunkRecord> = match read_json(files::SUBCHUNKS)
+        .and_then(|b| serde_json::from_slice(&b).map_err(|e| format!("{}: {e}", files::SUBCHUNKS)))
     {
         Ok(p) => p,
         Err(e) => {
@@ -148,20 +148,20 @@ pub fn verify_version(
             Vec::new()
         }
     };
-    for (i, p) in passages.iter().enumerate() {
+    for (i, p) in subchunks.iter().enumerate() {
         if !chunks
             .get(p.chunk as usize)
             .is_some_and(|c| c.span.overlaps(&p.span))
         {
             problems.push(format!(
-                "passage {i}: span {} does not overlap chunk {}",
+                "subchunk {i}: span {} does not overlap chunk {}",
                 p.span, p.chunk
             ));
         }
     }
     for (file, rows, what) in [
         (files::VECTORS, chunks.len(), "chunks"),
-        (files::PASSAGE_VECTORS, passages.len(), "passages"),
+        (files::SUBCHUNK_VECTORS, subchunks.len(), "subchunks"),
     ] {
         let want = (rows * manifest.model.dim * 4) as u64;
         match fs::metadata(dir.file(file)) {

@@ -21,7 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let settings = BuildSettings::default();
     let e = BertEmbedder::load(&ModelSpec::default_hub().locate()?, DevicePref::Cpu)?;
     let specials = e.count_tokens("")?;
-    let (limits, passage_limits) = chunk_limits(&settings, e.model().max_tokens, specials);
+    let (limits, subchunk_limits) = chunk_limits(&settings, e.model().max_tokens, specials);
     let count = |lines: &[&str]| -> Vec<usize> {
         e.count_tokens_batch(lines)
             .map(|v| v.into_iter().map(|n| n - specials).collect())
@@ -37,7 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 d,
                 &LineIndex::new(d.text.as_bytes()),
                 &limits,
-                &passage_limits,
+                &subchunk_limits,
                 &count,
             );
             let tokens: usize = chunks

@@ -16,7 +16,7 @@ use cairn_index::manifest::{Counts, ModelInfo, RepoRecord, SkipRecord};
 use cairn_index::schema::ChunkSchema;
 use cairn_index::{
     ChunkRecord, DocId, DocRecord, FORMAT_VERSION, IndexRoot, IndexVersion, LayoutError, LineIndex,
-    Manifest, PassageRecord, VersionWriter,
+    Manifest, SubchunkRecord, VersionWriter,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -521,7 +521,7 @@ impl Assembled {
     }
 
     /// What the model sees and how many tokens it takes, row by row: each
-    /// chunk, then its passages ([`ChunkDraft::embedded_rows`]).
+    /// chunk, then its subchunks ([`ChunkDraft::embedded_rows`]).
     fn embed_rows(&self) -> Vec<(String, u32)> {
         let tokens = |n: usize| (n + HEADER_TOKENS).min(self.model.max_tokens) as u32;
         let mut out = Vec::new();
@@ -529,7 +529,7 @@ impl Assembled {
             let doc = &self.docs[d];
             for c in chunks {
                 out.push((embed_text(doc, &c.title, &c.text), tokens(c.tokens)));
-                for p in &c.passages {
+                for p in &c.subchunks {
                     out.push((embed_text(doc, &p.title, &p.text), tokens(p.tokens)));
                 }
             }
@@ -545,8 +545,12 @@ impl Assembled {
             .collect()
     }
 
-    fn passage_count(&self) -> usize {
-        self.drafts.iter().flatten().map(|c| c.passages.len()).sum()
+    fn subchunk_count(&self) -> usize {
+        self.drafts
+            .iter()
+            .flatten()
+            .map(|c| c.subchunks.len())
+            .sum()
     }
 }
 
@@ -618,7 +622,7 @@ fn embed_all(
         .collect();
     let mut seen = std::collections::HashSet::new();
     todo.retain(|&i| seen.insert(keys[i]));
-    reporter.stage("embedding chunks and passages", Some(todo.len() as u64));
+    reporter.stage("embedding chunks and subchunks", Some(todo.len() as u64));
     let started = Instant::now();
     let mut fresh: std::collections::HashMap<TextKey, Vec<f32>> = std::collections::HashMap::new();
     for batch in todo.chunks(EMBED_CALL) {
@@ -630,7 +634,7 @@ fn embed_all(
     }
     let embed_seconds = started.elapsed().as_secs_f64();
     reporter.finish(&format!(
-        "embedded {} chunks and passages ({} from cache) in {embed_seconds:.1}s",
+        "embedded {} chunks and subchunks ({} from cache) in {embed_seconds:.1}s",
         todo.len(),
         keys.len() - todo.len()
     ));
@@ -671,9 +675,9 @@ fn publish(
     reporter.stage("writing index", None);
     let tokens = set.chunk_tokens();
     let mut chunk_records = Vec::with_capacity(tokens.len());
-    let mut passage_records = Vec::with_capacity(set.passage_count());
+    let mut subchunk_records = Vec::with_capacity(set.subchunk_count());
     // Rows come chunk by chunk, each chunk's own first ([`ChunkDraft::embedded_rows`]).
-    let (mut vec_bytes, mut passage_bytes) = (Vec::new(), Vec::new());
+    let (mut vec_bytes, mut subchunk_bytes) = (Vec::new(), Vec::new());
     let mut rows = embedded.vectors.iter();
     let mut put = |out: &mut Vec<u8>| {
         for x in rows.next().into_iter().flatten() {
@@ -684,12 +688,12 @@ fn publish(
         for c in chunks {
             let chunk = chunk_records.len() as u32;
             put(&mut vec_bytes);
-            for p in &c.passages {
-                passage_records.push(PassageRecord {
+            for p in &c.subchunks {
+                subchunk_records.push(SubchunkRecord {
                     chunk,
                     span: p.span,
                 });
-                put(&mut passage_bytes);
+                put(&mut subchunk_bytes);
             }
             chunk_records.push(ChunkRecord {
                 doc: d as u32,
@@ -703,10 +707,10 @@ fn publish(
     writer.write_json(files::DOCS, &set.docs)?;
     writer.write_bytes(files::CONTENT, &set.content)?;
     writer.write_json(files::CHUNKS, &chunk_records)?;
-    writer.write_json(files::PASSAGES, &passage_records)?;
+    writer.write_json(files::SUBCHUNKS, &subchunk_records)?;
     writer.write_json(files::WEIGHTS, &plan.weights)?;
     writer.write_bytes(files::VECTORS, &vec_bytes)?;
-    writer.write_bytes(files::PASSAGE_VECTORS, &passage_bytes)?;
+    writer.write_bytes(files::SUBCHUNK_VECTORS, &subchunk_bytes)?;
     write_tantivy(&writer.dir().file(files::TANTIVY), &set.docs, &set.drafts)?;
 
     let mut docs_by_doctype = BTreeMap::new();
@@ -726,7 +730,7 @@ fn publish(
         counts: Counts {
             docs: set.docs.len(),
             chunks: set.chunk_count(),
-            passages: passage_records.len(),
+            subchunks: subchunk_records.len(),
             skipped: set.skipped.len(),
             docs_by_doctype,
             skipped_by_reason: skipped_by_reason.clone(),
@@ -888,7 +892,7 @@ fn assemble(repos: &[RepoDocs]) -> (Vec<DocRecord>, Vec<u8>) {
     (records, content)
 }
 
-/// The limits of chunks and of passages under `settings`, for a model that
+/// The limits of chunks and of subchunks under `settings`, for a model that
 /// reads `max_tokens` tokens of which `specials` are its own.
 pub fn chunk_limits(
     settings: &BuildSettings,
@@ -904,9 +908,9 @@ pub fn chunk_limits(
             max_tokens,
         },
         ChunkLimits {
-            max_lines: settings.passage_max_lines,
-            overlap: settings.passage_overlap_lines,
-            min_lines: settings.passage_min_lines,
+            max_lines: settings.subchunk_max_lines,
+            overlap: settings.subchunk_overlap_lines,
+            min_lines: settings.subchunk_min_lines,
             max_tokens,
         },
     )
@@ -921,7 +925,7 @@ fn chunk_repos(
 ) -> Result<Vec<Vec<ChunkDraft>>, BuildError> {
     let texts: Vec<&SourceDoc> = repos.iter().flat_map(|r| r.docs.iter()).collect();
     let specials = embedder.count_tokens("")?;
-    let (limits, passage_limits) = chunk_limits(settings, embedder.model().max_tokens, specials);
+    let (limits, subchunk_limits) = chunk_limits(settings, embedder.model().max_tokens, specials);
     reporter.stage("chunking files", Some(texts.len() as u64));
     let out: Vec<Vec<ChunkDraft>> = texts
         .par_iter()
@@ -937,7 +941,7 @@ fn chunk_repos(
                 d,
                 &LineIndex::new(d.text.as_bytes()),
                 &limits,
-                &passage_limits,
+                &subchunk_limits,
                 &count,
             );
             reporter.advance(1);

@@ -9,7 +9,7 @@
 //! is indexed and embedded is the span's text (for notebooks: the decoded cell
 //! source); the span itself never changes.
 //!
-//! The same cuts under tighter limits give *passages*: short windows that are
+//! The same cuts under tighter limits give *subchunks*: short windows that are
 //! embedded on their own and each vote for the chunk they overlap most, so a
 //! paragraph inside a long chunk is found by its own meaning.
 
@@ -42,21 +42,21 @@ pub struct ChunkDraft {
     pub text: String,
     /// Estimated model tokens of `text`.
     pub tokens: usize,
-    /// The passages that vote for this chunk.
+    /// The subchunks that vote for this chunk.
     #[serde(default)]
-    pub passages: Vec<PassageDraft>,
+    pub subchunks: Vec<SubchunkDraft>,
 }
 
 impl ChunkDraft {
-    /// Rows it adds to the embedded vectors, in this order: its own, then one per passage.
+    /// Rows it adds to the embedded vectors, in this order: its own, then one per subchunk.
     pub fn embedded_rows(&self) -> usize {
-        1 + self.passages.len()
+        1 + self.subchunks.len()
     }
 }
 
-/// One passage before embedding (see the module doc).
+/// One subchunk before embedding (see the module doc).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct PassageDraft {
+pub struct SubchunkDraft {
     /// Lines of the raw file.
     pub span: LineSpan,
     /// Section title or definition name.
@@ -75,13 +75,13 @@ struct Section {
     title: String,
 }
 
-/// Chunks `doc` under `limits`, with its passages under `passage_limits`
+/// Chunks `doc` under `limits`, with its subchunks under `subchunk_limits`
 /// attached. `count` returns model tokens for each line (no special tokens).
 pub fn chunk_document(
     doc: &SourceDoc,
     index: &LineIndex,
     limits: &ChunkLimits,
-    passage_limits: &ChunkLimits,
+    subchunk_limits: &ChunkLimits,
     count: &dyn Fn(&[&str]) -> Vec<usize>,
 ) -> Vec<ChunkDraft> {
     let n = index.line_count();
@@ -140,14 +140,14 @@ pub fn chunk_document(
         language: doc.language,
     };
     let mut chunks = ctx(limits).drafts(sections.clone());
-    let passages = ctx(passage_limits).drafts(sections);
-    attach(&mut chunks, passages);
+    let subchunks = ctx(subchunk_limits).drafts(sections);
+    attach(&mut chunks, subchunks);
     chunks
 }
 
-/// Gives each passage to the chunk it overlaps most (the first such chunk on a tie).
-fn attach(chunks: &mut [ChunkDraft], passages: Vec<ChunkDraft>) {
-    for p in passages {
+/// Gives each subchunk to the chunk it overlaps most (the first such chunk on a tie).
+fn attach(chunks: &mut [ChunkDraft], subchunks: Vec<ChunkDraft>) {
+    for p in subchunks {
         let overlap = |c: &ChunkDraft| {
             i64::from(c.span.end.min(p.span.end)) - i64::from(c.span.start.max(p.span.start))
         };
@@ -157,7 +157,7 @@ fn attach(chunks: &mut [ChunkDraft], passages: Vec<ChunkDraft>) {
             .max_by_key(|(i, c)| (overlap(c), std::cmp::Reverse(*i)))
             .map(|(i, _)| i);
         if let Some(i) = best.filter(|&i| overlap(&chunks[i]) >= 0) {
-            chunks[i].passages.push(PassageDraft {
+            chunks[i].subchunks.push(SubchunkDraft {
                 span: p.span,
                 title: p.title,
                 text: p.text,
@@ -200,7 +200,7 @@ impl Ctx<'_> {
                     title: self.window_title(&section, span),
                     span,
                     text,
-                    passages: Vec::new(),
+                    subchunks: Vec::new(),
                 });
             }
         }
@@ -670,7 +670,7 @@ mod tests {
         max_tokens: 200,
     };
 
-    const PASSAGES: ChunkLimits = ChunkLimits {
+    const SUBCHUNKS: ChunkLimits = ChunkLimits {
         max_lines: 4,
         overlap: 1,
         min_lines: 2,
@@ -682,24 +682,24 @@ mod tests {
             d,
             &LineIndex::new(d.text.as_bytes()),
             &LIMITS,
-            &PASSAGES,
+            &SUBCHUNKS,
             &words,
         )
     }
 
     #[test]
-    fn passages_cover_every_chunk_and_vote_for_the_one_they_overlap_most() {
+    fn subchunks_cover_every_chunk_and_vote_for_the_one_they_overlap_most() {
         let body: String = (1..=30).map(|i| format!("line {i} of prose\n")).collect();
         let text = format!("# Title\n{body}## Next\nshort\ntail\n");
         let c = chunks(&doc("README.md", "markdown", &text));
         assert!(c.len() >= 2, "{c:?}");
         for chunk in &c {
-            assert!(!chunk.passages.is_empty(), "{chunk:?}");
-            for p in &chunk.passages {
-                assert!(p.span.len() <= PASSAGES.max_lines);
+            assert!(!chunk.subchunks.is_empty(), "{chunk:?}");
+            for p in &chunk.subchunks {
+                assert!(p.span.len() <= SUBCHUNKS.max_lines);
                 let mine = overlap(chunk.span, p.span);
                 assert!(mine >= 1, "{p:?} outside {:?}", chunk.span);
-                // No other chunk shares more of the passage's lines.
+                // No other chunk shares more of the subchunk's lines.
                 assert!(c.iter().all(|o| overlap(o.span, p.span) <= mine));
                 let raw: Vec<&str> = text.lines().collect();
                 assert_eq!(
@@ -821,7 +821,7 @@ mod tests {
             &d,
             &LineIndex::new(text.as_bytes()),
             &limits,
-            &PASSAGES,
+            &SUBCHUNKS,
             &words,
         );
         assert_eq!(c.last().map(|c| c.span.end), Some(31));

@@ -460,12 +460,12 @@ pub struct BuildSettings {
     pub chunk_overlap_lines: u32,
     /// Sections shorter than this are merged with their neighbours.
     pub chunk_min_lines: u32,
-    /// A passage (a short window embedded on its own) never spans more lines than this.
-    pub passage_max_lines: u32,
-    /// Lines repeated between consecutive passages of one long section.
-    pub passage_overlap_lines: u32,
-    /// Sections shorter than this are merged with their neighbours into one passage.
-    pub passage_min_lines: u32,
+    /// A subchunk (a short window embedded on its own) never spans more lines than this.
+    pub subchunk_max_lines: u32,
+    /// Lines repeated between consecutive subchunks of one long section.
+    pub subchunk_overlap_lines: u32,
+    /// Sections shorter than this are merged with their neighbours into one subchunk.
+    pub subchunk_min_lines: u32,
 }
 
 impl Default for BuildSettings {
@@ -477,9 +477,9 @@ impl Default for BuildSettings {
             chunk_max_lines: 60,
             chunk_overlap_lines: 2,
             chunk_min_lines: 6,
-            passage_max_lines: 10,
-            passage_overlap_lines: 1,
-            passage_min_lines: 3,
+            subchunk_max_lines: 10,
+            subchunk_overlap_lines: 1,
+            subchunk_min_lines: 3,
         }
     }
 }
@@ -491,7 +491,7 @@ impl BuildSettings {
         let s: Self = serde_saphyr::from_str(&text).map_err(|e| yaml_error(path, &e))?;
         for (kind, max, overlap) in [
             ("chunk", s.chunk_max_lines, s.chunk_overlap_lines),
-            ("passage", s.passage_max_lines, s.passage_overlap_lines),
+            ("subchunk", s.subchunk_max_lines, s.subchunk_overlap_lines),
         ] {
             if max < 2 || overlap >= max / 2 {
                 return Err(ConfigError::At {

@@ -220,7 +220,7 @@ pub fn read(dir: &Path) -> Result<(PartManifest, Vec<Vec<f32>>), PartError> {
         return Err(file_err(
             &vec_path,
             format!(
-                "{} bytes, expected {rows} rows (chunks and passages) × {dim} × 4",
+                "{} bytes, expected {rows} rows (chunks and subchunks) × {dim} × 4",
                 raw.len()
             ),
         ));

@@ -23,12 +23,12 @@ const SECTION_LINES: u32 = 40;
 /// queries (hybrid recall@5 0.80 → 0.84, MRR@10 0.735 → 0.791, and every mode
 /// gains), with the same figures anywhere from 15 to 30 lines.
 const MIN_HIT_LINES: u32 = 20;
-/// The dense evidence is split evenly between chunk vectors and passage
-/// vectors (a passage votes for the chunk it overlaps most), so hybrid keeps
+/// The dense evidence is split evenly between chunk vectors and subchunk
+/// vectors (a subchunk votes for the chunk it overlaps most), so hybrid keeps
 /// its balance between BM25 and meaning. Measured on both question sets: the
-/// split gains on each (see docs/QUALITY.md), adding passages on top of the
+/// split gains on each (see docs/QUALITY.md), adding subchunks on top of the
 /// chunk list at full weight loses.
-const PASSAGE_SHARE: f32 = 0.5;
+const SUBCHUNK_SHARE: f32 = 0.5;
 /// Lines shown in a snippet.
 const SNIPPET_LINES: usize = 6;
 
@@ -299,13 +299,13 @@ impl Engine {
             if let Some(q) = &qvec {
                 lists.push(RankedList {
                     source: Source::Vector,
-                    weight: *weight * (1.0 - PASSAGE_SHARE),
+                    weight: *weight * (1.0 - SUBCHUNK_SHARE),
                     hits: rank::vector(&self.snap, q, mask, CANDIDATES),
                 });
                 lists.push(RankedList {
-                    source: Source::Vector,
-                    weight: *weight * PASSAGE_SHARE,
-                    hits: rank::passages(&self.snap, q, mask, CANDIDATES),
+                    source: Source::Subchunk,
+                    weight: *weight * SUBCHUNK_SHARE,
+                    hits: rank::subchunks(&self.snap, q, mask, CANDIDATES),
                 });
             }
         }

@@ -295,13 +295,13 @@ pub fn vector(snap: &Snapshot, query: &[f32], allowed: &[bool], k: usize) -> Vec
     top_k(scored, k)
 }
 
-/// The chunks whose passages are nearest `query` (exact cosine), each chunk
-/// once at its best passage's cosine, best first, at most `k`.
-pub fn passages(snap: &Snapshot, query: &[f32], allowed: &[bool], k: usize) -> Vec<(u32, f32)> {
-    let dim = snap.passage_vectors.dim();
-    let all = snap.passage_vectors.as_slice();
+/// The chunks whose subchunks are nearest `query` (exact cosine), each chunk
+/// once at its best subchunk's cosine, best first, at most `k`.
+pub fn subchunks(snap: &Snapshot, query: &[f32], allowed: &[bool], k: usize) -> Vec<(u32, f32)> {
+    let dim = snap.subchunk_vectors.dim();
+    let all = snap.subchunk_vectors.as_slice();
     let mut best = vec![f32::NEG_INFINITY; allowed.len()];
-    for (i, p) in snap.passages.iter().enumerate() {
+    for (i, p) in snap.subchunks.iter().enumerate() {
         let c = p.chunk as usize;
         if allowed.get(c).copied().unwrap_or(false) {
             best[c] = best[c].max(dot(&all[i * dim..(i + 1) * dim], query));
@@ -360,6 +360,8 @@ pub enum Source {
     Bm25,
     /// Cosine similarities.
     Vector,
+    /// Cosine similarities of each chunk's best subchunk.
+    Subchunk,
     /// Chunks defining an identifier the query names.
     Identifier,
 }
@@ -387,7 +389,8 @@ pub fn fuse(lists: &[RankedList]) -> Vec<Fused> {
             match list.source {
                 Source::Bm25 => f.bm25 = f.bm25.max(*score),
                 Source::Vector => f.cosine = f.cosine.max(*score),
-                Source::Identifier => {}
+                // A hit's cosine stays its chunk's own: one meaning for the breakdown.
+                Source::Subchunk | Source::Identifier => {}
             }
             f.rrf += list.weight / (RRF_K + rank as f32 + 1.0);
         }

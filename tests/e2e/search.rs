@@ -286,24 +286,24 @@ fn retrieve_returns_exact_lines_and_rejects_bad_input() {
 
 /// Every chunk's span, retrieved, is exactly the file's lines (the property that makes citations exact).
 #[test]
-fn passages_vote_for_their_chunk_and_respect_the_mask() {
+fn subchunks_vote_for_their_chunk_and_respect_the_mask() {
     let w = World::new();
     let e = engine(&w);
     let snap = e.snapshot();
     assert!(
-        snap.passages.len() >= snap.chunks.len(),
-        "every chunk has a passage"
+        snap.subchunks.len() >= snap.chunks.len(),
+        "every chunk has a subchunk"
     );
     let all = vec![true; snap.chunks.len()];
-    for (i, p) in snap.passages.iter().enumerate() {
+    for (i, p) in snap.subchunks.iter().enumerate() {
         let chunk = &snap.chunks[p.chunk as usize];
         assert!(
             chunk.span.overlaps(&p.span),
-            "passage {i} outside its chunk"
+            "subchunk {i} outside its chunk"
         );
-        // A passage's own vector as the query: its chunk comes back at cosine 1.
-        let q = snap.passage_vectors.row(i);
-        let hits = cairn_search::rank::passages(snap, q, &all, 1000);
+        // A subchunk's own vector as the query: its chunk comes back at cosine 1.
+        let q = snap.subchunk_vectors.row(i);
+        let hits = cairn_search::rank::subchunks(snap, q, &all, 1000);
         let mine = hits.iter().find(|(c, _)| *c == p.chunk).expect("its chunk");
         assert!((mine.1 - 1.0).abs() < 1e-4, "{mine:?}");
         assert!(hits.windows(2).all(|w| w[0].1 >= w[1].1), "best first");
@@ -311,7 +311,7 @@ fn passages_vote_for_their_chunk_and_respect_the_mask() {
         assert!(hits.iter().all(|(c, _)| seen.insert(*c)), "each chunk once");
         let mut masked = all.clone();
         masked[p.chunk as usize] = false;
-        let hits = cairn_search::rank::passages(snap, q, &masked, 1000);
+        let hits = cairn_search::rank::subchunks(snap, q, &masked, 1000);
         assert!(hits.iter().all(|(c, _)| *c != p.chunk));
     }
 }
