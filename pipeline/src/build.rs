@@ -523,25 +523,35 @@ impl Assembled {
     /// What the model sees and how many tokens it takes, row by row: each
     /// chunk, then its subchunks ([`ChunkDraft::embedded_rows`]).
     fn embed_rows(&self) -> Vec<(String, u32)> {
-        let tokens = |n: usize| (n + HEADER_TOKENS).min(self.model.max_tokens) as u32;
         let mut out = Vec::new();
         for (d, chunks) in self.drafts.iter().enumerate() {
             let doc = &self.docs[d];
             for c in chunks {
-                out.push((embed_text(doc, &c.title, &c.text), tokens(c.tokens)));
-                for p in &c.subchunks {
-                    out.push((embed_text(doc, &p.title, &p.text), tokens(p.tokens)));
+                out.push((
+                    embed_text(doc, &c.title, &c.text),
+                    self.model_tokens(c.tokens),
+                ));
+                for s in &c.subchunks {
+                    out.push((
+                        embed_text(doc, &s.title, &s.text),
+                        self.model_tokens(s.tokens),
+                    ));
                 }
             }
         }
         out
     }
 
+    /// Tokens the model reads for a text of `text_tokens`: with its header, within the limit.
+    fn model_tokens(&self, text_tokens: usize) -> u32 {
+        (text_tokens + HEADER_TOKENS).min(self.model.max_tokens) as u32
+    }
+
     fn chunk_tokens(&self) -> Vec<u32> {
         self.drafts
             .iter()
             .flatten()
-            .map(|c| (c.tokens + HEADER_TOKENS).min(self.model.max_tokens) as u32)
+            .map(|c| self.model_tokens(c.tokens))
             .collect()
     }
 
@@ -688,10 +698,10 @@ fn publish(
         for c in chunks {
             let chunk = chunk_records.len() as u32;
             put(&mut vec_bytes);
-            for p in &c.subchunks {
+            for s in &c.subchunks {
                 subchunk_records.push(SubchunkRecord {
                     chunk,
-                    span: p.span,
+                    span: s.span,
                 });
                 put(&mut subchunk_bytes);
             }

@@ -147,9 +147,9 @@ pub fn chunk_document(
 
 /// Gives each subchunk to the chunk it overlaps most (the first such chunk on a tie).
 fn attach(chunks: &mut [ChunkDraft], subchunks: Vec<ChunkDraft>) {
-    for p in subchunks {
+    for s in subchunks {
         let overlap = |c: &ChunkDraft| {
-            i64::from(c.span.end.min(p.span.end)) - i64::from(c.span.start.max(p.span.start))
+            i64::from(c.span.end.min(s.span.end)) - i64::from(c.span.start.max(s.span.start))
         };
         let best = chunks
             .iter()
@@ -158,10 +158,10 @@ fn attach(chunks: &mut [ChunkDraft], subchunks: Vec<ChunkDraft>) {
             .map(|(i, _)| i);
         if let Some(i) = best.filter(|&i| overlap(&chunks[i]) >= 0) {
             chunks[i].subchunks.push(SubchunkDraft {
-                span: p.span,
-                title: p.title,
-                text: p.text,
-                tokens: p.tokens,
+                span: s.span,
+                title: s.title,
+                text: s.text,
+                tokens: s.tokens,
             });
         }
     }
@@ -695,16 +695,16 @@ mod tests {
         assert!(c.len() >= 2, "{c:?}");
         for chunk in &c {
             assert!(!chunk.subchunks.is_empty(), "{chunk:?}");
-            for p in &chunk.subchunks {
-                assert!(p.span.len() <= SUBCHUNKS.max_lines);
-                let mine = overlap(chunk.span, p.span);
-                assert!(mine >= 1, "{p:?} outside {:?}", chunk.span);
+            for s in &chunk.subchunks {
+                assert!(s.span.len() <= SUBCHUNKS.max_lines);
+                let mine = overlap(chunk.span, s.span);
+                assert!(mine >= 1, "{s:?} outside {:?}", chunk.span);
                 // No other chunk shares more of the subchunk's lines.
-                assert!(c.iter().all(|o| overlap(o.span, p.span) <= mine));
+                assert!(c.iter().all(|o| overlap(o.span, s.span) <= mine));
                 let raw: Vec<&str> = text.lines().collect();
                 assert_eq!(
-                    p.text,
-                    raw[(p.span.start - 1) as usize..p.span.end as usize].join("\n")
+                    s.text,
+                    raw[(s.span.start - 1) as usize..s.span.end as usize].join("\n")
                 );
             }
         }
