@@ -10,6 +10,11 @@
 # retrieve stream (tens of thousands a second) takes the CPU that search needs,
 # which is not what a bot's mix of calls looks like.
 #
+# The 216 search queries repeat, so after the first pass the server's
+# query-vector cache answers the embedding. NEW_QUESTIONS=1 makes every search
+# a question never asked before (a random number appended), which measures
+# the embedding too.
+#
 # INDEX must hold at least two versions under versions/ (the swaps flip CURRENT
 # between the live one and the newest other one): build it twice, e.g. the
 # second time with another --weights file. Needs wrk (`apt-get install wrk`).
@@ -49,22 +54,34 @@ done
 url="http://127.0.0.1:$port"
 
 # Distinct queries: each golden question in eight phrasings.
-python3 - "$work" <<'PY'
+python3 - "$work" "${NEW_QUESTIONS:-0}" <<'PY'
 import json, re, sys
-work = sys.argv[1]
+work, new = sys.argv[1], sys.argv[2] == "1"
 qs = re.findall(r'^\s*query:\s*"(.*)"\s*$', open("golden/queries.yaml").read(), re.M)
 forms = ["{}", "how do I {}", "{} example", "explain {}", "{} in python",
          "where is {} documented", "{} parameters", "why {}"]
 queries = [f.format(q) for q in qs for f in forms]
 with open(f"{work}/search.lua", "w") as f:
     f.write("local q = " + json.dumps(queries).replace("[", "{").replace("]", "}") + "\n")
+    f.write(f"local new = {'true' if new else 'false'}\n")
     f.write("""
 local i = 0
+-- Each wrk thread its own random sequence, so threads never repeat each other.
+local threads = 0
+setup = function(thread)
+  threads = threads + 1
+  thread:set("id", threads)
+end
+init = function(args)
+  math.randomseed(os.time() * 1000 + id)
+end
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 request = function()
   i = i + 1
-  local body = string.format('{"query": %q, "limit": 10}', q[(i % #q) + 1])
+  local query = q[(i % #q) + 1]
+  if new then query = string.format("%s %d", query, math.random(1, 1000000000)) end
+  local body = string.format('{"query": %q, "limit": 10}', query)
   return wrk.format(nil, "/search", nil, body)
 end
 """)
