@@ -70,25 +70,21 @@ pub fn verify_version(
         problems.push(format!("{name}: present but not listed in the manifest"));
     }
 
-    let read_json = |name: &str| -> Result<Vec<u8>, String> {
-        fs::read(dir.file(name)).map_err(|e| format!("{name}: {e}"))
-    };
-    let docs: Vec<DocRecord> = match read_json(files::DOCS)
-        .and_then(|b| serde_json::from_slice(&b).map_err(|e| format!("{}: {e}", files::DOCS)))
-    {
+    let docs: Vec<DocRecord> = match read_records(dir, files::DOCS) {
         Ok(d) => d,
         Err(e) => {
             problems.push(e);
             return Ok(report);
         }
     };
-    let content = match read_json(files::CONTENT) {
-        Ok(c) => c,
-        Err(e) => {
-            problems.push(e);
-            return Ok(report);
-        }
-    };
+    let content =
+        match fs::read(dir.file(files::CONTENT)).map_err(|e| format!("{}: {e}", files::CONTENT)) {
+            Ok(c) => c,
+            Err(e) => {
+                problems.push(e);
+                return Ok(report);
+            }
+        };
     for doc in &docs {
         report.docs_checked += 1;
         let start = doc.content_offset as usize;
@@ -110,9 +106,7 @@ pub fn verify_version(
         }
     }
 
-    let chunks: Vec<ChunkRecord> = match read_json(files::CHUNKS)
-        .and_then(|b| serde_json::from_slice(&b).map_err(|e| format!("{}: {e}", files::CHUNKS)))
-    {
+    let chunks: Vec<ChunkRecord> = match read_records(dir, files::CHUNKS) {
         Ok(c) => c,
         Err(e) => {
             problems.push(e);
@@ -139,23 +133,21 @@ pub fn verify_version(
             Some(_) => {}
         }
     }
-    let subchunks: Vec<SubchunkRecord> = match read_json(files::SUBCHUNKS)
-        .and_then(|b| serde_json::from_slice(&b).map_err(|e| format!("{}: {e}", files::SUBCHUNKS)))
-    {
-        Ok(p) => p,
+    let subchunks: Vec<SubchunkRecord> = match read_records(dir, files::SUBCHUNKS) {
+        Ok(s) => s,
         Err(e) => {
             problems.push(e);
             Vec::new()
         }
     };
-    for (i, p) in subchunks.iter().enumerate() {
+    for (i, s) in subchunks.iter().enumerate() {
         if !chunks
-            .get(p.chunk as usize)
-            .is_some_and(|c| c.span.overlaps(&p.span))
+            .get(s.chunk as usize)
+            .is_some_and(|c| c.span.overlaps(&s.span))
         {
             problems.push(format!(
                 "subchunk {i}: span {} does not overlap chunk {}",
-                p.span, p.chunk
+                s.span, s.chunk
             ));
         }
     }
@@ -174,14 +166,26 @@ pub fn verify_version(
             Err(e) => problems.push(format!("{file}: {e}")),
         }
     }
-    if manifest.counts.docs != docs.len() || manifest.counts.chunks != chunks.len() {
+    let counts = &manifest.counts;
+    if counts.docs != docs.len()
+        || counts.chunks != chunks.len()
+        || counts.subchunks != subchunks.len()
+    {
         problems.push(format!(
-            "manifest counts ({} docs, {} chunks) differ from the registry ({} docs, {} chunks)",
-            manifest.counts.docs,
-            manifest.counts.chunks,
+            "manifest counts ({} docs, {} chunks, {} subchunks) differ from the registry ({} docs, {} chunks, {} subchunks)",
+            counts.docs,
+            counts.chunks,
+            counts.subchunks,
             docs.len(),
-            chunks.len()
+            chunks.len(),
+            subchunks.len()
         ));
     }
     Ok(report)
+}
+
+/// One JSON file of the version, parsed; the error names the file.
+fn read_records<T: serde::de::DeserializeOwned>(dir: &VersionDir, name: &str) -> Result<T, String> {
+    let bytes = fs::read(dir.file(name)).map_err(|e| format!("{name}: {e}"))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{name}: {e}"))
 }

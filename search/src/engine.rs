@@ -286,6 +286,13 @@ impl Engine {
         } else {
             scopes.push((Arc::clone(&allowed), 1.0));
         }
+        // Every scope is within `allowed`: score each vector once, rank per scope.
+        let dense = qvec.as_ref().map(|q| {
+            (
+                rank::chunk_cosines(&self.snap, q, &allowed),
+                rank::subchunk_cosines(&self.snap, q, &allowed),
+            )
+        });
         let mut lists = Vec::new();
         for (mask, weight) in &scopes {
             if mode != Mode::Vector {
@@ -296,16 +303,16 @@ impl Engine {
                     hits,
                 });
             }
-            if let Some(q) = &qvec {
+            if let Some((chunk_cos, subchunk_cos)) = &dense {
                 lists.push(RankedList {
                     source: Source::Vector,
                     weight: *weight * (1.0 - SUBCHUNK_SHARE),
-                    hits: rank::vector(&self.snap, q, mask, CANDIDATES),
+                    hits: rank::top(chunk_cos, mask, CANDIDATES),
                 });
                 lists.push(RankedList {
                     source: Source::Subchunk,
                     weight: *weight * SUBCHUNK_SHARE,
-                    hits: rank::subchunks(&self.snap, q, mask, CANDIDATES),
+                    hits: rank::top(subchunk_cos, mask, CANDIDATES),
                 });
             }
         }

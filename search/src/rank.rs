@@ -282,42 +282,48 @@ fn run(
     Ok(out)
 }
 
-/// Top `k` chunks by cosine with `query` (a unit vector) among the allowed ones.
-pub fn vector(snap: &Snapshot, query: &[f32], allowed: &[bool], k: usize) -> Vec<(u32, f32)> {
+/// Each chunk's cosine with `query` (a unit vector); `-inf` where not allowed.
+/// Computed once per search and ranked under each scope by [`top`].
+pub fn chunk_cosines(snap: &Snapshot, query: &[f32], allowed: &[bool]) -> Vec<f32> {
     let dim = snap.vectors.dim();
     let all = snap.vectors.as_slice();
-    let scored = allowed
+    allowed
         .iter()
         .enumerate()
-        .filter(|(_, ok)| **ok)
-        .map(|(i, _)| (i as u32, dot(&all[i * dim..(i + 1) * dim], query)))
-        .collect();
-    top_k(scored, k)
+        .map(|(i, &ok)| {
+            if ok {
+                dot(&all[i * dim..(i + 1) * dim], query)
+            } else {
+                f32::NEG_INFINITY
+            }
+        })
+        .collect()
 }
 
-/// The chunks whose subchunks are nearest `query` (exact cosine), each chunk
-/// once at its best subchunk's cosine, best first, at most `k`.
-pub fn subchunks(snap: &Snapshot, query: &[f32], allowed: &[bool], k: usize) -> Vec<(u32, f32)> {
+/// Each chunk's best subchunk cosine with `query`; `-inf` where not allowed.
+pub fn subchunk_cosines(snap: &Snapshot, query: &[f32], allowed: &[bool]) -> Vec<f32> {
     let dim = snap.subchunk_vectors.dim();
     let all = snap.subchunk_vectors.as_slice();
     let mut best = vec![f32::NEG_INFINITY; allowed.len()];
-    for (i, p) in snap.subchunks.iter().enumerate() {
-        let c = p.chunk as usize;
+    for (i, s) in snap.subchunks.iter().enumerate() {
+        let c = s.chunk as usize;
         if allowed.get(c).copied().unwrap_or(false) {
             best[c] = best[c].max(dot(&all[i * dim..(i + 1) * dim], query));
         }
     }
-    let scored = best
-        .into_iter()
-        .enumerate()
-        .filter(|(_, s)| s.is_finite())
-        .map(|(c, s)| (c as u32, s))
-        .collect();
-    top_k(scored, k)
+    best
 }
 
-/// The `k` best of `scored`, best first; ties go to the lower chunk.
-fn top_k(mut scored: Vec<(u32, f32)>, k: usize) -> Vec<(u32, f32)> {
+/// The `k` best allowed chunks by `scores` (one per chunk), best first; ties
+/// go to the lower chunk.
+pub fn top(scores: &[f32], allowed: &[bool], k: usize) -> Vec<(u32, f32)> {
+    let mut scored: Vec<(u32, f32)> = scores
+        .iter()
+        .zip(allowed)
+        .enumerate()
+        .filter(|(_, (s, ok))| **ok && s.is_finite())
+        .map(|(c, (s, _))| (c as u32, *s))
+        .collect();
     let cmp = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     if scored.len() > k {
         scored.select_nth_unstable_by(k, cmp);

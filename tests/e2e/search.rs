@@ -3,6 +3,7 @@
 use crate::fixtures::{World, cairn, stdout};
 use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec};
 use cairn_index::{IndexRoot, LineIndex, Snapshot};
+use cairn_search::rank;
 use cairn_search::runtime_weights::RuntimeWeights;
 use cairn_search::{Engine, EngineOptions, Filters, Mode, SearchError, SearchRequest};
 
@@ -303,7 +304,7 @@ fn subchunks_vote_for_their_chunk_and_respect_the_mask() {
         );
         // A subchunk's own vector as the query: its chunk comes back at cosine 1.
         let q = snap.subchunk_vectors.row(i);
-        let hits = cairn_search::rank::subchunks(snap, q, &all, 1000);
+        let hits = rank::top(&rank::subchunk_cosines(snap, q, &all), &all, 1000);
         let mine = hits.iter().find(|(c, _)| *c == p.chunk).expect("its chunk");
         assert!((mine.1 - 1.0).abs() < 1e-4, "{mine:?}");
         assert!(hits.windows(2).all(|w| w[0].1 >= w[1].1), "best first");
@@ -311,7 +312,7 @@ fn subchunks_vote_for_their_chunk_and_respect_the_mask() {
         assert!(hits.iter().all(|(c, _)| seen.insert(*c)), "each chunk once");
         let mut masked = all.clone();
         masked[p.chunk as usize] = false;
-        let hits = cairn_search::rank::subchunks(snap, q, &masked, 1000);
+        let hits = rank::top(&rank::subchunk_cosines(snap, q, &masked), &masked, 1000);
         assert!(hits.iter().all(|(c, _)| *c != p.chunk));
     }
 }
