@@ -516,6 +516,12 @@ mod tests {
     fn shipped_weights_parse() {
         let w = default_weights();
         assert!(w.extensions.contains_key(".py") && w.path_includes.contains_key("tests"));
+        let stale = w.for_path("examples/tutorial_old.ipynb");
+        let current = w.for_path("examples/tutorial.ipynb");
+        assert!(
+            stale < current,
+            "a stale copy ranks below the current file: {stale} vs {current}"
+        );
     }
 
     #[test]
