@@ -157,7 +157,12 @@ impl LineSpan {
 
     /// Whether the two spans share at least one line.
     pub fn overlaps(&self, other: &LineSpan) -> bool {
-        self.start <= other.end && other.start <= self.end
+        self.shared_lines(other) > 0
+    }
+
+    /// How many lines the two spans share (0 when they are apart).
+    pub fn shared_lines(&self, other: &LineSpan) -> u32 {
+        (self.end.min(other.end) + 1).saturating_sub(self.start.max(other.start))
     }
 
     /// The smallest span covering both.
@@ -264,6 +269,9 @@ mod tests {
         assert_eq!(s.len(), 3);
         assert!(s.overlaps(&LineSpan { start: 5, end: 9 }));
         assert!(!s.overlaps(&LineSpan { start: 6, end: 9 }));
+        assert_eq!(s.shared_lines(&LineSpan { start: 4, end: 9 }), 2);
+        assert_eq!(s.shared_lines(&LineSpan { start: 7, end: 9 }), 0);
+        assert_eq!(s.shared_lines(&s), s.len());
     }
 
     #[test]

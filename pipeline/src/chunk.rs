@@ -148,15 +148,12 @@ pub fn chunk_document(
 /// Gives each subchunk to the chunk it overlaps most (the first such chunk on a tie).
 fn attach(chunks: &mut [ChunkDraft], subchunks: Vec<ChunkDraft>) {
     for s in subchunks {
-        let overlap = |c: &ChunkDraft| {
-            i64::from(c.span.end.min(s.span.end)) - i64::from(c.span.start.max(s.span.start))
-        };
         let best = chunks
             .iter()
             .enumerate()
-            .max_by_key(|(i, c)| (overlap(c), std::cmp::Reverse(*i)))
+            .max_by_key(|(i, c)| (c.span.shared_lines(&s.span), std::cmp::Reverse(*i)))
             .map(|(i, _)| i);
-        if let Some(i) = best.filter(|&i| overlap(&chunks[i]) >= 0) {
+        if let Some(i) = best.filter(|&i| chunks[i].span.overlaps(&s.span)) {
             chunks[i].subchunks.push(SubchunkDraft {
                 span: s.span,
                 title: s.title,
@@ -697,10 +694,10 @@ mod tests {
             assert!(!chunk.subchunks.is_empty(), "{chunk:?}");
             for s in &chunk.subchunks {
                 assert!(s.span.len() <= SUBCHUNKS.max_lines);
-                let mine = overlap(chunk.span, s.span);
+                let mine = chunk.span.shared_lines(&s.span);
                 assert!(mine >= 1, "{s:?} outside {:?}", chunk.span);
                 // No other chunk shares more of the subchunk's lines.
-                assert!(c.iter().all(|o| overlap(o.span, s.span) <= mine));
+                assert!(c.iter().all(|o| o.span.shared_lines(&s.span) <= mine));
                 let raw: Vec<&str> = text.lines().collect();
                 assert_eq!(
                     s.text,
@@ -708,10 +705,6 @@ mod tests {
                 );
             }
         }
-    }
-
-    fn overlap(a: LineSpan, b: LineSpan) -> u32 {
-        (a.end.min(b.end) + 1).saturating_sub(a.start.max(b.start))
     }
 
     #[test]
