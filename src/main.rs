@@ -303,7 +303,7 @@ struct ServeArgs {
     /// A browser origin allowed to call (repeatable); other origins get 403.
     #[arg(long)]
     allow_origin: Vec<String>,
-    /// A host name /mcp answers to besides loopback (repeatable; DNS-rebinding protection).
+    /// A host name every route answers to besides loopback names and IP addresses (repeatable; DNS-rebinding protection).
     #[arg(long)]
     allow_host: Vec<String>,
     /// The public base URL, for the OpenAPI document's `servers`.
@@ -330,6 +330,13 @@ struct ServeArgs {
     /// Where a pack given as --index is unpacked (an index root).
     #[arg(long, default_value = ".cairn/index")]
     unpack_into: PathBuf,
+    /// Make a pack given as --index CURRENT even when it was built before the
+    /// version CURRENT names now (without it, such a pack changes nothing).
+    #[arg(long)]
+    allow_rollback: bool,
+    /// Index versions (and tried packs) kept after a dropped pack is adopted.
+    #[arg(long, default_value_t = cairn_serve::live::DEFAULT_KEEP)]
+    keep: usize,
 }
 
 impl ServeArgs {
@@ -380,14 +387,26 @@ impl ServeArgs {
         let mut open = self.open.options();
         if open.index.is_file() {
             // A pack: checked and unpacked into an index root before anything is served.
-            let version =
-                cairn_index::pack::unpack(&open.index, &IndexRoot::new(&self.unpack_into))
-                    .with_context(|| format!("unpacking {}", open.index.display()))?;
-            tracing::info!(pack = %open.index.display(), root = %self.unpack_into.display(), %version, "unpacked");
+            let rollback = match self.allow_rollback {
+                true => cairn_index::pack::Rollback::Allow,
+                false => cairn_index::pack::Rollback::Refuse,
+            };
+            let u = cairn_index::pack::unpack(
+                &open.index,
+                &IndexRoot::new(&self.unpack_into),
+                rollback,
+            )
+            .with_context(|| format!("unpacking {}", open.index.display()))?;
+            if u.current {
+                tracing::info!(pack = %open.index.display(), root = %self.unpack_into.display(), version = %u.version, "unpacked; now CURRENT");
+            } else {
+                tracing::warn!(pack = %open.index.display(), version = %u.version, built_at = %u.built_at, current_built_at = %u.previous_built_at, "the pack is older than CURRENT's version: serving CURRENT (pass --allow-rollback to serve the pack)");
+            }
             open.index = self.unpack_into.clone();
         }
         let live = cairn_serve::live::LiveIndex::open(open.clone())
-            .with_context(|| format!("opening the index at {}", open.index.display()))?;
+            .with_context(|| format!("opening the index at {}", open.index.display()))?
+            .with_keep(self.keep);
         let state = AppState::new(std::sync::Arc::new(live), std::sync::Arc::new(auth), opts)?;
         actix_web::rt::System::new()
             .block_on(serve(state))
@@ -526,6 +545,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 threshold,
                 mode,
                 groups: None,
+                deadline: None,
             });
             let resp = match resp {
                 Ok(r) => r,
@@ -639,8 +659,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Unpack { pack, index } => {
-            let version = cairn_index::pack::unpack(&pack, &IndexRoot::new(&index))?;
-            println!("{version} is CURRENT in {}", index.display());
+            // Naming the pack on the command line is the operator asking for it, whatever its age.
+            let u = cairn_index::pack::unpack(
+                &pack,
+                &IndexRoot::new(&index),
+                cairn_index::pack::Rollback::Allow,
+            )?;
+            println!("{} is CURRENT in {}", u.version, index.display());
             Ok(ExitCode::SUCCESS)
         }
         Command::Mcp { open } => {

@@ -10,8 +10,8 @@
 //! ([`IndexRoot::set_current`]). A process killed at any point leaves the
 //! previous `CURRENT` naming a complete version.
 
+use crate::IndexVersion;
 use crate::manifest::{FORMAT_VERSION, FileRecord, Manifest, OLDEST_READABLE_FORMAT};
-use crate::{IndexVersion, sha256_hex};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fs::{self, File};
@@ -275,7 +275,7 @@ impl IndexRoot {
             // Rename first so a half-deleted version is never seen under versions/.
             let doomed = self
                 .tmp()
-                .join(format!("delete-{v}-{}", std::process::id()));
+                .join(format!("delete-{}-{v}", std::process::id()));
             fs::create_dir_all(self.tmp()).map_err(io_err(&self.tmp()))?;
             let from = self.version_dir(&v).path;
             fs::rename(&from, &doomed).map_err(io_err(&from))?;
@@ -320,14 +320,59 @@ impl IndexRoot {
         Ok(target)
     }
 
-    /// Removes leftovers of builds that were killed (everything under `tmp/`).
+    /// Removes the leftovers of writers that died: every entry under `tmp/`
+    /// whose owner (the process id in its name, `what-PID-…`) is gone. A
+    /// running unpack's or build's scratch folder is left alone.
     pub fn clean_tmp(&self) -> Result<(), LayoutError> {
         let tmp = self.tmp();
-        match fs::remove_dir_all(&tmp) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_err(&tmp)(e)),
-            _ => Ok(()),
+        let entries = match fs::read_dir(&tmp) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(io_err(&tmp)(e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(io_err(&tmp))?;
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if owner_alive(&name, &path) {
+                continue;
+            }
+            let removed = if path.is_dir() {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            };
+            match removed {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_err(&path)(e)),
+                _ => {}
+            }
         }
+        Ok(())
     }
+}
+
+/// Scratch entries older than this are a dead writer's where the system
+/// cannot say whether a process is alive (no `/proc`).
+const STALE_SCRATCH: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// Whether the writer that owns the scratch entry `name` (`what-PID-…`) may
+/// still be running. Names without a process id belong to nobody.
+fn owner_alive(name: &str, path: &Path) -> bool {
+    let Some(pid) = name.split('-').nth(1).and_then(|p| p.parse::<u32>().ok()) else {
+        return false;
+    };
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc = Path::new("/proc");
+    if proc.join("self").exists() {
+        return proc.join(pid.to_string()).exists();
+    }
+    fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age < STALE_SCRATCH)
 }
 
 /// A version being written under `<root>/tmp/`; invisible until sealed.
@@ -395,14 +440,10 @@ pub fn checksum_tree(dir: &Path) -> Result<BTreeMap<String, FileRecord>, LayoutE
             if rel == files::MANIFEST {
                 continue;
             }
-            let bytes = fs::read(&path).map_err(io_err(&path))?;
-            out.insert(
-                rel,
-                FileRecord {
-                    sha256: sha256_hex(&bytes),
-                    size: bytes.len() as u64,
-                },
-            );
+            let (sha256, size) = File::open(&path)
+                .and_then(crate::sha256_reader)
+                .map_err(io_err(&path))?;
+            out.insert(rel, FileRecord { sha256, size });
         }
     }
     Ok(out)

@@ -36,3 +36,23 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     hex::encode(Sha256::digest(bytes))
 }
+
+/// sha256 (lowercase hex) and length of everything `reader` yields, read in
+/// 64 KiB pieces: a file is hashed without ever being held in memory whole.
+pub fn sha256_reader(mut reader: impl std::io::Read) -> std::io::Result<(String, u64)> {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut len = 0u64;
+    loop {
+        let n = match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        h.update(&buf[..n]);
+        len += n as u64;
+    }
+    Ok((hex::encode(h.finalize()), len))
+}

@@ -134,6 +134,8 @@ pub enum SkipReason {
     Empty,
     /// A submodule or symlink: no content at this commit.
     NotAFile,
+    /// A file or folder name that is not UTF-8 (it could not be a doc_id).
+    NonUtf8Path,
 }
 
 impl SkipReason {
@@ -151,6 +153,7 @@ impl SkipReason {
             SkipReason::Generated => "generated",
             SkipReason::Empty => "empty",
             SkipReason::NotAFile => "not-a-file",
+            SkipReason::NonUtf8Path => "non-utf8-path",
         }
     }
 }

@@ -9,9 +9,8 @@
 
 use crate::layout::{LayoutError, VersionDir};
 use crate::{IndexRoot, IndexVersion, verify_version};
-use sha2::{Digest, Sha256};
 use std::fs::{self, File};
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Component, Path, PathBuf};
 
 /// File name prefix of packs; `cairn-index-<version>.tar.zst`.
@@ -105,17 +104,10 @@ fn checksum_path(pack: &Path) -> PathBuf {
 }
 
 fn hash_file(path: &Path) -> Result<String, PackError> {
-    let mut f = BufReader::new(File::open(path).map_err(io_err(path))?);
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        let n = f.read(&mut buf).map_err(io_err(path))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex::encode(h.finalize()))
+    File::open(path)
+        .and_then(|f| crate::sha256_reader(BufReader::new(f)))
+        .map(|(sha, _)| sha)
+        .map_err(io_err(path))
 }
 
 /// Relative paths of every file under `dir`, sorted, `/`-separated.
@@ -196,9 +188,34 @@ pub fn pack(root: &IndexRoot, version: &IndexVersion, out: &Path) -> Result<Pack
     })
 }
 
+/// Whether adopting a pack may make an older version current.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rollback {
+    /// A pack built before CURRENT's version is not adopted (the default
+    /// everywhere the server acts on its own).
+    Refuse,
+    /// The operator asked for this pack whatever its age.
+    Allow,
+}
+
+/// What adopting one pack did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unpacked {
+    /// The version inside the pack.
+    pub version: IndexVersion,
+    /// Whether CURRENT now names it (false: it was older than CURRENT and
+    /// rollbacks were refused, so nothing changed).
+    pub current: bool,
+    /// When the pack's version was built.
+    pub built_at: String,
+    /// When the version CURRENT named before was built (empty: none).
+    pub previous_built_at: String,
+}
+
 /// Checks `pack` against its `.sha256`, unpacks it into `root`, verifies it,
-/// publishes it and points CURRENT at it. Returns the version now current.
-pub fn unpack(pack: &Path, root: &IndexRoot) -> Result<IndexVersion, PackError> {
+/// publishes it and points CURRENT at it, unless it is older than CURRENT's
+/// version (by `built_at`) and `rollback` refuses that.
+pub fn unpack(pack: &Path, root: &IndexRoot, rollback: Rollback) -> Result<Unpacked, PackError> {
     let sums = checksum_path(pack);
     let expected = match fs::read_to_string(&sums) {
         Ok(t) => t
@@ -270,49 +287,142 @@ pub fn unpack(pack: &Path, root: &IndexRoot) -> Result<IndexVersion, PackError> 
                 problems: report.problems.join("; "),
             });
         }
-        root.adopt(&unpacked, &version)?;
-        root.set_current(&version)?;
-        Ok(version)
+        let built_at = unpacked.read_manifest()?.built_at;
+        let previous = root.current().ok();
+        let previous_built_at = previous
+            .as_ref()
+            .and_then(|v| root.version_dir(v).read_manifest().ok())
+            .map(|m| m.built_at)
+            .unwrap_or_default();
+        // RFC 3339 UTC timestamps order as strings.
+        let older = previous.is_some() && built_at < previous_built_at;
+        let current = !older || rollback == Rollback::Allow;
+        if current {
+            root.adopt(&unpacked, &version)?;
+            root.set_current(&version)?;
+        }
+        Ok(Unpacked {
+            version,
+            current,
+            built_at,
+            previous_built_at,
+        })
     })();
     // The scratch folder holds nothing anyone needs once adopted or refused.
     let _ = fs::remove_dir_all(&scratch);
     result
 }
 
-/// Adopts every pack named `cairn-index-<version>.tar.zst` lying in the
-/// root's own folder whose version is not published yet (a nightly job drops
-/// them there: checksum first, then the pack by an atomic rename). A pack
-/// whose checksum has not arrived yet waits; one that fails is renamed
-/// `<pack>.rejected`, so it is not tried again. Returns what happened to
-/// each pack tried.
-pub fn adopt_dropped_packs(root: &IndexRoot) -> Vec<(PathBuf, Result<IndexVersion, PackError>)> {
+/// Where packs go once tried: `<root>/packs/adopted/` and `<root>/packs/rejected/`.
+pub const PACKS_DIR: &str = "packs";
+
+/// What happened to one dropped pack.
+#[derive(Debug)]
+pub enum Dropped {
+    /// Adopted: its version is CURRENT.
+    Adopted(Unpacked),
+    /// Not adopted, and why: older than CURRENT, already published, or a
+    /// failed check (the error).
+    Refused(String),
+}
+
+/// Adopts the packs (`cairn-index-*.tar.zst`) lying in the root's own folder,
+/// oldest first. Each is tried exactly once: afterwards it and its checksum
+/// are moved to `packs/adopted/` or `packs/rejected/`, where nothing looks
+/// for packs, so a pruned or rolled-back version never comes back by itself.
+/// A pack waits while its `.sha256` has not arrived; a pack older than
+/// CURRENT's version, or whose version is already published, changes
+/// nothing. Afterwards only the `keep` newest versions (and CURRENT) and the
+/// `keep` newest packs of each folder remain.
+pub fn adopt_dropped_packs(root: &IndexRoot, keep: usize) -> Vec<(PathBuf, Dropped)> {
     let Ok(entries) = fs::read_dir(root.path()) else {
         return Vec::new();
     };
     let mut packs: Vec<(std::time::SystemTime, PathBuf)> = entries
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.is_file())
-        .filter_map(|p| {
-            let v = version_from_name(&p)?;
-            let published = root.version_dir(&v).path().is_dir();
-            let mtime = fs::metadata(&p).and_then(|m| m.modified()).ok()?;
-            (!published).then_some((mtime, p))
-        })
+        .filter(|p| p.is_file() && is_pack_name(p) && checksum_path(p).is_file())
+        .filter_map(|p| Some((fs::metadata(&p).and_then(|m| m.modified()).ok()?, p)))
         .collect();
+    if packs.is_empty() {
+        return Vec::new();
+    }
     // Oldest first, so the newest pack ends up CURRENT.
     packs.sort();
-    packs
-        .into_iter()
-        .filter(|(_, p)| checksum_path(p).is_file())
-        .map(|(_, p)| {
-            let r = unpack(&p, root);
-            if r.is_err() {
-                let mut rejected = p.as_os_str().to_owned();
-                rejected.push(".rejected");
-                let _ = fs::rename(&p, PathBuf::from(rejected));
+    let mut outcomes = Vec::new();
+    for (_, pack) in packs {
+        let named = version_from_name(&pack);
+        let outcome = match named {
+            Some(v) if root.version_dir(&v).path().is_dir() => {
+                Dropped::Refused(format!("version {v} is already published"))
             }
-            (p, r)
-        })
-        .collect()
+            _ => match unpack(&pack, root, Rollback::Refuse) {
+                Ok(u) if u.current => Dropped::Adopted(u),
+                Ok(u) => Dropped::Refused(format!(
+                    "version {} was built at {}, before CURRENT's {}",
+                    u.version, u.built_at, u.previous_built_at
+                )),
+                Err(e) => Dropped::Refused(e.to_string()),
+            },
+        };
+        let folder = match outcome {
+            Dropped::Adopted(_) => "adopted",
+            Dropped::Refused(_) => "rejected",
+        };
+        if let Err(e) = set_aside(root, &pack, folder) {
+            tracing::error!(pack = %pack.display(), error = %e, "could not move a tried pack aside");
+        }
+        outcomes.push((pack, outcome));
+    }
+    if outcomes
+        .iter()
+        .any(|(_, o)| matches!(o, Dropped::Adopted(_)))
+        && let Err(e) = root.prune(keep)
+    {
+        tracing::error!(error = %e, "pruning old versions failed");
+    }
+    for folder in ["adopted", "rejected"] {
+        prune_packs(&root.path().join(PACKS_DIR).join(folder), keep);
+    }
+    outcomes
+}
+
+/// Whether `path` is named like a pack (`cairn-index-*.tar.zst`), whatever version it names.
+fn is_pack_name(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(PACK_PREFIX) && n.ends_with(PACK_SUFFIX))
+}
+
+/// Moves a tried pack and its checksum into `packs/<folder>/`.
+fn set_aside(root: &IndexRoot, pack: &Path, folder: &str) -> io::Result<()> {
+    let dir = root.path().join(PACKS_DIR).join(folder);
+    fs::create_dir_all(&dir)?;
+    for from in [checksum_path(pack), pack.to_owned()] {
+        if let Some(name) = from.file_name() {
+            match fs::rename(&from, dir.join(name)) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Keeps the `keep` newest packs (with their checksums) in `dir`.
+fn prune_packs(dir: &Path, keep: usize) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut packs: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| is_pack_name(p))
+        .filter_map(|p| Some((fs::metadata(&p).and_then(|m| m.modified()).ok()?, p)))
+        .collect();
+    packs.sort_by(|a, b| b.cmp(a));
+    for (_, p) in packs.into_iter().skip(keep.max(1)) {
+        let _ = fs::remove_file(checksum_path(&p));
+        let _ = fs::remove_file(&p);
+    }
 }

@@ -6,6 +6,7 @@ use crate::{
 };
 use serde::Serialize;
 use std::fs;
+use std::io::{Read, Seek, SeekFrom};
 
 /// What verification found.
 #[derive(Debug, Default, Serialize)]
@@ -77,24 +78,41 @@ pub fn verify_version(
             return Ok(report);
         }
     };
-    let content =
-        match fs::read(dir.file(files::CONTENT)).map_err(|e| format!("{}: {e}", files::CONTENT)) {
-            Ok(c) => c,
-            Err(e) => {
-                problems.push(e);
-                return Ok(report);
-            }
-        };
+    // One document at a time: verifying never holds the whole content file.
+    let content_path = dir.file(files::CONTENT);
+    let opened = fs::File::open(&content_path)
+        .and_then(|f| f.metadata().map(|m| (f, m.len())))
+        .map_err(|e| format!("{}: {e}", files::CONTENT));
+    let (mut content, content_len) = match opened {
+        Ok(c) => c,
+        Err(e) => {
+            problems.push(e);
+            return Ok(report);
+        }
+    };
+    let mut bytes = Vec::new();
     for doc in &docs {
         report.docs_checked += 1;
-        let start = doc.content_offset as usize;
-        let Some(bytes) = content.get(start..start.saturating_add(doc.size as usize)) else {
+        let inside = doc
+            .content_offset
+            .checked_add(doc.size)
+            .is_some_and(|end| end <= content_len);
+        if !inside {
             problems.push(format!(
                 "{}: content range lies outside content.bin",
                 doc.doc_id
             ));
             continue;
-        };
+        }
+        bytes.resize(doc.size as usize, 0);
+        let read = content
+            .seek(SeekFrom::Start(doc.content_offset))
+            .and_then(|_| content.read_exact(&mut bytes));
+        if let Err(e) = read {
+            problems.push(format!("{}: {e}", files::CONTENT));
+            return Ok(report);
+        }
+        let bytes = &bytes[..];
         if sha256_hex(bytes) != doc.sha256 {
             problems.push(format!("{}: content does not match its sha256", doc.doc_id));
         }

@@ -257,7 +257,8 @@ fn validate_repo(
     category_groups: &[Spanned<String>],
     r: RawRepo,
 ) -> Result<RepoConfig, ConfigError> {
-    let url = r.url.value.trim().to_owned();
+    // What is recorded and shown never carries credentials; only fetching uses them.
+    let url = without_credentials(r.url.value.trim());
     let fetch_url = resolve_url(path, base, &r.url)?;
     let web_url = match &r.web_url {
         Some(w) => {
@@ -265,7 +266,7 @@ fn validate_repo(
             if !(v.starts_with("https://") || v.starts_with("http://")) || v.contains(char::is_whitespace) {
                 return Err(at(path, w, format!("web_url {v:?} must be an http(s) URL")));
             }
-            v.to_owned()
+            without_credentials(v)
         }
         None => github_web_url(&url).ok_or_else(|| {
             at(
@@ -380,6 +381,19 @@ fn resolve_url(path: &Path, base: &Path, url: &Spanned<String>) -> Result<String
             url,
             format!("url {u:?}: no such local repository ({})", p.display()),
         )),
+    }
+}
+
+/// `url` without the `user:password@` (or token@) part of its authority:
+/// the form manifests, packs, logs and answers may carry.
+pub fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((_, host)) => format!("{scheme}://{host}{path}"),
+        None => url.to_owned(),
     }
 }
 
@@ -522,6 +536,31 @@ mod tests {
             stale < current,
             "a stale copy ranks below the current file: {stale} vs {current}"
         );
+    }
+
+    #[test]
+    fn credentials_never_reach_the_recorded_url() {
+        assert_eq!(
+            without_credentials("https://bot:s3cret@github.com/o/r.git"),
+            "https://github.com/o/r.git"
+        );
+        assert_eq!(
+            without_credentials("https://ghp_token@github.com/o/r"),
+            "https://github.com/o/r"
+        );
+        assert_eq!(
+            without_credentials("ssh://git@example.org:22/o/r"),
+            "ssh://example.org:22/o/r"
+        );
+        // No authority credentials to remove: unchanged.
+        for u in [
+            "https://github.com/o/r",
+            "git@github.com:o/r.git",
+            "../repos/alpha",
+            "https://example.org/a@b",
+        ] {
+            assert_eq!(without_credentials(u), u);
+        }
     }
 
     #[test]

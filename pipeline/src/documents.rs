@@ -4,7 +4,7 @@
 use crate::config::RepoConfig;
 use cairn_index::Doctype;
 use cairn_index::manifest::SkipReason;
-use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
+use git2::{ObjectType, Oid, Repository};
 
 /// A text file to index.
 #[derive(Clone, Debug)]
@@ -38,20 +38,13 @@ pub fn read_commit(
     max_bytes: u64,
 ) -> Result<(Vec<SourceDoc>, Vec<Skipped>), git2::Error> {
     let tree = repo.find_commit(commit)?.tree()?;
-    let mut entries: Vec<(String, Option<Oid>, i32)> = Vec::new();
-    tree.walk(TreeWalkMode::PreOrder, |root, entry| {
-        let path = format!("{root}{}", entry.name().unwrap_or_default());
-        match entry.kind() {
-            Some(ObjectType::Blob) => entries.push((path, Some(entry.id()), entry.filemode())),
-            Some(ObjectType::Commit) => entries.push((path, None, entry.filemode())),
-            _ => {}
-        }
-        TreeWalkResult::Ok
-    })?;
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut docs = Vec::new();
+    let mut entries: Vec<Entry> = Vec::new();
     let mut skipped = Vec::new();
-    for (path, oid, mode) in entries {
+    walk(repo, &tree, "", &mut entries, &mut skipped)?;
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    let odb = repo.odb()?;
+    let mut docs = Vec::new();
+    for Entry { path, oid, mode } in entries {
         let skip = |reason, size| Skipped {
             path: path.clone(),
             size,
@@ -62,8 +55,10 @@ pub fn read_commit(
             skipped.push(skip(SkipReason::NotAFile, 0));
             continue;
         };
-        let blob = repo.find_blob(oid)?;
-        let size = blob.size() as u64;
+        // The size from the object's header: a file skipped by its path or
+        // its size is never read (a 400 MB excluded file costs nothing).
+        let (size, _) = odb.read_header(oid)?;
+        let size = size as u64;
         let verdict = if !cfg.wants(&path) {
             Err(SkipReason::Excluded)
         } else if is_vendored(&path) {
@@ -73,14 +68,64 @@ pub fn read_commit(
         } else if size > max_bytes {
             Err(SkipReason::TooLarge)
         } else {
-            classify(&path, blob.content())
+            classify(&path, repo.find_blob(oid)?.content())
         };
         match verdict {
             Ok(doc) => docs.push(doc),
             Err(reason) => skipped.push(skip(reason, size)),
         }
     }
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Ok((docs, skipped))
+}
+
+/// A file of the commit's tree, before it is read.
+struct Entry {
+    path: String,
+    /// None for a submodule.
+    oid: Option<Oid>,
+    mode: i32,
+}
+
+/// Lists the files under `tree` (paths prefixed with `prefix`). A name that
+/// is not UTF-8 cannot be a doc_id: the file, or the whole folder, is
+/// skipped as `non-utf8-path` and the walk goes on.
+fn walk(
+    repo: &Repository,
+    tree: &git2::Tree<'_>,
+    prefix: &str,
+    entries: &mut Vec<Entry>,
+    skipped: &mut Vec<Skipped>,
+) -> Result<(), git2::Error> {
+    for entry in tree.iter() {
+        let Ok(name) = std::str::from_utf8(entry.name_bytes()) else {
+            skipped.push(Skipped {
+                path: format!("{prefix}{}", String::from_utf8_lossy(entry.name_bytes())),
+                size: 0,
+                reason: SkipReason::NonUtf8Path,
+            });
+            continue;
+        };
+        let path = format!("{prefix}{name}");
+        match entry.kind() {
+            Some(ObjectType::Tree) => {
+                let sub = repo.find_tree(entry.id())?;
+                walk(repo, &sub, &format!("{path}/"), entries, skipped)?;
+            }
+            Some(ObjectType::Blob) => entries.push(Entry {
+                path,
+                oid: Some(entry.id()),
+                mode: entry.filemode(),
+            }),
+            Some(ObjectType::Commit) => entries.push(Entry {
+                path,
+                oid: None,
+                mode: entry.filemode(),
+            }),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Decides whether the bytes of `path` are indexable text, and what kind.
@@ -348,6 +393,61 @@ pub fn language(path: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file skipped by its path or size is never read: here its object is
+    /// cut after the first KiB (the header says the size, the body is gone),
+    /// and the commit still reads, listing it with its real size.
+    #[test]
+    fn skipped_files_are_never_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = Repository::init(dir.path().join("r")).expect("init");
+        let mut noise = Vec::with_capacity(1 << 20);
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        while noise.len() < 1 << 20 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            noise.extend_from_slice(&x.to_le_bytes());
+        }
+        let big = repo.blob(&noise).expect("blob");
+        let small = repo.blob(b"print('hi')\n").expect("blob");
+        let mut tree = repo.treebuilder(None).expect("builder");
+        tree.insert("huge.py", big, 0o100644).expect("insert");
+        tree.insert("big.py", big, 0o100644).expect("insert");
+        tree.insert("ok.py", small, 0o100644).expect("insert");
+        let tree = repo.find_tree(tree.write().expect("tree")).expect("tree");
+        let sig = git2::Signature::new("T", "t@example.org", &git2::Time::new(1_700_000_000, 0))
+            .expect("sig");
+        let commit = repo
+            .commit(Some("HEAD"), &sig, &sig, "c", &tree, &[])
+            .expect("commit");
+        let hex = big.to_string();
+        let object = dir
+            .path()
+            .join("r/.git/objects")
+            .join(&hex[..2])
+            .join(&hex[2..]);
+        let bytes = std::fs::read(&object).expect("object");
+        std::fs::write(&object, &bytes[..1024]).expect("truncate");
+        let yml = dir.path().join("repositories.yml");
+        let text = "x:\n  - name: r\n    url: ./r\n    web_url: https://example.org/r\n    exclude: [\"huge.py\"]\n";
+        std::fs::write(&yml, text).expect("write");
+        let registry = crate::config::Registry::load(&yml).expect("config");
+        let (docs, skipped) =
+            read_commit(&repo, commit, &registry.repos[0], 100_000).expect("read");
+        assert_eq!(docs.len(), 1);
+        let reasons: Vec<(&str, u64, SkipReason)> = skipped
+            .iter()
+            .map(|s| (s.path.as_str(), s.size, s.reason))
+            .collect();
+        assert_eq!(
+            reasons,
+            [
+                ("big.py", 1 << 20, SkipReason::TooLarge),
+                ("huge.py", 1 << 20, SkipReason::Excluded)
+            ]
+        );
+    }
 
     #[test]
     fn doctypes() {

@@ -96,6 +96,8 @@ pub struct ContextRequest {
     pub tokenizer: TokenizerName,
     /// The caller's access groups (None: a trusted caller).
     pub groups: Option<Vec<String>>,
+    /// When the answer stops being wanted (see [`crate::SearchRequest::deadline`]).
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// One cited passage of the context block.
@@ -217,6 +219,7 @@ impl Engine {
             threshold: Some(threshold),
             mode: req.mode,
             groups: req.groups.clone(),
+            deadline: req.deadline,
         })?;
         let tok = req.tokenizer;
         let mut block = preamble(&found.index_version);

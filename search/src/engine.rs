@@ -99,6 +99,14 @@ pub(crate) fn evidence(hit: &Hit, mode: Mode) -> f32 {
     }
 }
 
+/// Gives up on work nobody will read: the caller's deadline has passed.
+fn check_deadline(deadline: Option<std::time::Instant>) -> Result<(), SearchError> {
+    match deadline {
+        Some(d) if std::time::Instant::now() >= d => Err(SearchError::DeadlineExceeded),
+        _ => Ok(()),
+    }
+}
+
 fn now_unix() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }
@@ -111,9 +119,13 @@ impl Engine {
         let snap = Snapshot::open_current(&root)?;
         let spec = match &opts.model_dir {
             Some(d) => ModelSpec::Dir(d.clone()),
+            // The revision the index was built with; a model folder records `local`.
             None => ModelSpec::Hub {
                 id: snap.manifest.model.id.clone(),
-                revision: "main".to_owned(),
+                revision: match snap.manifest.model.revision.as_str() {
+                    "" | "local" => "main".to_owned(),
+                    r => r.to_owned(),
+                },
             },
         };
         let embedder: Result<Arc<dyn Embedder>, String> = spec
@@ -222,20 +234,14 @@ impl Engine {
         {
             return Err(invalid("threshold", "must be between 0 and 1"));
         }
-        for d in &req.filters.doctype {
-            if cairn_index::Doctype::parse(d).is_none() {
-                return Err(invalid(
-                    "doctype",
-                    format!("{d:?} is not one of {}", rank::doctype_names().join(", ")),
-                ));
-            }
-        }
+        req.filters.validate()?;
         let Candidates {
             mode,
             notice,
             qvec,
             lists,
         } = self.candidates(req, query)?;
+        check_deadline(req.deadline)?;
         let fused = rank::fuse(&lists);
         let hits = self.merge(&fused, qvec.as_deref(), query, &req.filters, limit);
         let evidence = hits.first().map(|h| evidence(h, mode));
@@ -264,11 +270,17 @@ impl Engine {
         };
         let groups = req.groups.as_deref();
         let allowed = Arc::new(rank::allowed_chunks(&self.snap, &req.filters, groups));
-        let (mentioned, bm25_text) = rank::mentioned_toolkits(&self.snap, query);
+        // Every statistic a score depends on comes from what the caller may see.
+        let stats = rank::ScopedStats::new(
+            &self.snap,
+            Arc::new(rank::visible_chunks(&self.snap, groups)),
+        )?;
+        let (mentioned, bm25_text) = rank::mentioned_toolkits(&self.snap, query, groups);
         let qvec = match (&self.embedder, mode) {
             (Some(e), Mode::Hybrid | Mode::Vector) => e.vector(query)?,
             _ => None,
         };
+        check_deadline(req.deadline)?;
         // A toolkit the query names (and no explicit filter) gets its own candidate
         // lists at full weight; the unrestricted lists still count, at half, so
         // questions that span packages keep their other half.
@@ -296,7 +308,7 @@ impl Engine {
         let mut lists = Vec::new();
         for (mask, weight) in &scopes {
             if mode != Mode::Vector {
-                let hits = rank::bm25(&self.snap, &bm25_text, mask, CANDIDATES)?;
+                let hits = rank::bm25(&self.snap, &stats, &bm25_text, mask, CANDIDATES)?;
                 lists.push(RankedList {
                     source: Source::Bm25,
                     weight: *weight,
@@ -317,7 +329,9 @@ impl Engine {
             }
         }
         if mode != Mode::Vector {
-            lists.extend(rank::identifier_lists(&self.snap, query, &allowed, 20)?);
+            lists.extend(rank::identifier_lists(
+                &self.snap, &stats, query, &allowed, 20,
+            )?);
         }
         Ok(Candidates {
             mode,
@@ -743,15 +757,17 @@ impl Engine {
         }
     }
 
-    /// Sets a runtime weight (an admin action).
+    /// Sets a runtime weight (an admin action) on a document the admin's
+    /// `groups` may see.
     pub fn set_weight(
         &self,
         doc_id: &str,
         multiplier: f32,
         namespace: &str,
         ttl_days: f64,
+        groups: Option<&[String]>,
     ) -> Result<RuntimeWeight, SearchError> {
-        self.visible_doc(doc_id, None)?;
+        self.visible_doc(doc_id, groups)?;
         self.weights
             .set(doc_id, multiplier, namespace, ttl_days, now_unix())
     }

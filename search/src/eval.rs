@@ -178,6 +178,7 @@ pub fn evaluate(
             threshold: None,
             mode,
             groups: None,
+            deadline: None,
         };
         let (resp, lists) = engine.search_explained(&req)?;
         let mut matched = vec![false; q.relevant.len()];

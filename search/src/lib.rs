@@ -59,6 +59,9 @@ pub enum SearchError {
     /// tantivy failed.
     #[error("tantivy: {0}")]
     Tantivy(#[from] tantivy::TantivyError),
+    /// The caller's deadline passed before the answer was ready; the work stopped.
+    #[error("the deadline passed before the answer was ready")]
+    DeadlineExceeded,
     /// The runtime weights file could not be written.
     #[error("{path}: {message}")]
     State {
@@ -77,6 +80,7 @@ impl SearchError {
             SearchError::ModelMismatch { .. } => "model_mismatch",
             SearchError::Invalid { .. } => "invalid_argument",
             SearchError::NotFound(_) => "not_found",
+            SearchError::DeadlineExceeded => "deadline_exceeded",
             SearchError::Embed(_) | SearchError::Tantivy(_) | SearchError::State { .. } => {
                 "internal"
             }

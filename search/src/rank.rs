@@ -6,10 +6,13 @@ use cairn_index::analyzer::code_analyzer;
 use cairn_index::schema::ChunkSchema;
 use cairn_index::{DocRecord, Doctype, Snapshot};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQuery};
-use tantivy::schema::IndexRecordOption;
-use tantivy::{Term, collector::FilterCollector, collector::TopDocs};
+use std::sync::{Arc, Mutex};
+use tantivy::columnar::Column;
+use tantivy::query::{
+    Bm25StatisticsProvider, BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQuery,
+};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{DocSet, Searcher, TERMINATED, Term, collector::FilterCollector, collector::TopDocs};
 
 /// RRF's k: how fast a list's influence falls with rank.
 const RRF_K: f32 = 60.0;
@@ -36,6 +39,95 @@ pub fn visible(doc: &DocRecord, groups: Option<&[String]>) -> bool {
 /// Whether a caller with `groups` may see what is restricted to `required` (empty: public).
 pub fn visible_groups(required: &[String], groups: Option<&[String]>) -> bool {
     required.is_empty() || groups.is_none_or(|g| required.iter().any(|d| g.contains(d)))
+}
+
+/// Which chunks a caller with `groups` may see (filters aside): the scope of
+/// every statistic a query's scores depend on.
+pub fn visible_chunks(snap: &Snapshot, groups: Option<&[String]>) -> Vec<bool> {
+    let doc_ok: Vec<bool> = snap.docs.iter().map(|d| visible(d, groups)).collect();
+    snap.chunks.iter().map(|c| doc_ok[c.doc as usize]).collect()
+}
+
+/// BM25 statistics (document count, field lengths, document frequencies)
+/// over the chunks one caller may see, so that a hidden document moves no
+/// visible score: the answer is the one the caller would get if the hidden
+/// documents did not exist. Field lengths are tantivy's stored fieldnorms,
+/// the same lengths its BM25 uses for each document.
+pub struct ScopedStats {
+    searcher: Searcher,
+    visible: Arc<Vec<bool>>,
+    /// Each segment's chunk-ordinal column.
+    chunk_of: Vec<Column<u64>>,
+    /// Field lengths summed, computed once per field.
+    tokens: Mutex<HashMap<Field, u64>>,
+}
+
+impl ScopedStats {
+    /// Statistics over the chunks `visible` marks.
+    pub fn new(snap: &Snapshot, visible: Arc<Vec<bool>>) -> tantivy::Result<Self> {
+        let searcher = snap.reader.searcher();
+        let chunk_of = searcher
+            .segment_readers()
+            .iter()
+            .map(|seg| seg.fast_fields().u64("chunk"))
+            .collect::<tantivy::Result<Vec<_>>>()?;
+        Ok(Self {
+            searcher,
+            visible,
+            chunk_of,
+            tokens: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn sees(&self, segment: usize, doc: tantivy::DocId) -> bool {
+        self.chunk_of
+            .get(segment)
+            .and_then(|col| col.first(doc))
+            .and_then(|ord| self.visible.get(ord as usize).copied())
+            .unwrap_or(false)
+    }
+}
+
+impl Bm25StatisticsProvider for ScopedStats {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        let mut cache = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = cache.get(&field) {
+            return Ok(*n);
+        }
+        let mut total = 0u64;
+        for (s, seg) in self.searcher.segment_readers().iter().enumerate() {
+            let norms = seg.get_fieldnorms_reader(field)?;
+            for doc in 0..seg.max_doc() {
+                if self.sees(s, doc) {
+                    total += u64::from(norms.fieldnorm(doc));
+                }
+            }
+        }
+        cache.insert(field, total);
+        Ok(total)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.visible.iter().filter(|v| **v).count() as u64)
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        let mut n = 0u64;
+        for (s, seg) in self.searcher.segment_readers().iter().enumerate() {
+            let inverted = seg.inverted_index(term.field())?;
+            let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic)? else {
+                continue;
+            };
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if self.sees(s, doc) {
+                    n += 1;
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(n)
+    }
 }
 
 /// Which chunks pass the filters and the caller's groups: applied before ranking, on both paths.
@@ -112,14 +204,25 @@ impl QueryWords {
     }
 }
 
-/// Toolkits the query names (`emcee`, `MulensModel`, `corner.py` or `corner`).
+/// Toolkits the query names (`emcee`, `MulensModel`, `corner.py` or `corner`)
+/// among the repositories a caller with `groups` may see.
 ///
 /// Naming a package is strong evidence of where the answer lives; the engine
 /// uses it as a soft filter and keeps the name out of the BM25 terms, where it
-/// would reward any text that merely mentions the package.
-pub fn mentioned_toolkits(snap: &Snapshot, query: &str) -> (Vec<String>, String) {
+/// would reward any text that merely mentions the package. A hidden
+/// repository's name is just a word, as if the repository did not exist.
+pub fn mentioned_toolkits(
+    snap: &Snapshot,
+    query: &str,
+    groups: Option<&[String]>,
+) -> (Vec<String>, String) {
     let mut names: Vec<(String, String)> = Vec::new();
-    for r in &snap.manifest.repos {
+    for r in snap
+        .manifest
+        .repos
+        .iter()
+        .filter(|r| visible_groups(&r.groups, groups))
+    {
         for n in [r.name.to_lowercase(), r.toolkit.to_lowercase()] {
             names.push((n.clone(), r.toolkit.clone()));
             if let Some(stem) = n.strip_suffix(".py") {
@@ -152,12 +255,13 @@ pub fn mentioned_toolkits(snap: &Snapshot, query: &str) -> (Vec<String>, String)
 /// Top `k` BM25 chunks among the allowed ones, best first.
 pub fn bm25(
     snap: &Snapshot,
+    stats: &ScopedStats,
     query: &str,
     allowed: &Arc<Vec<bool>>,
     k: usize,
 ) -> tantivy::Result<Vec<(u32, f32)>> {
     match bm25_query(&snap.schema, query) {
-        Some(q) => run(snap, &q, allowed, k),
+        Some(q) => run(stats, &q, allowed, k),
         None => Ok(Vec::new()),
     }
 }
@@ -202,6 +306,7 @@ pub fn bm25_query(s: &ChunkSchema, query: &str) -> Option<BooleanQuery> {
 /// tutorial defines (`log_prob`) says little about which one is meant.
 pub fn identifier_lists(
     snap: &Snapshot,
+    stats: &ScopedStats,
     query: &str,
     allowed: &Arc<Vec<bool>>,
     k: usize,
@@ -224,7 +329,7 @@ pub fn identifier_lists(
             Term::from_field_text(snap.schema.symbols, ident),
             IndexRecordOption::Basic,
         );
-        let hits = run(snap, &q, allowed, k)?;
+        let hits = run(stats, &q, allowed, k)?;
         if hits.is_empty() {
             continue;
         }
@@ -248,29 +353,26 @@ fn is_identifier(w: &str) -> bool {
     w.len() > 2 && (w.contains('_') || w.contains('.') || inner_upper)
 }
 
+/// Top `k` allowed chunks for `query`, scored with the caller's `stats`.
 fn run(
-    snap: &Snapshot,
+    stats: &ScopedStats,
     query: &dyn Query,
     allowed: &Arc<Vec<bool>>,
     k: usize,
 ) -> tantivy::Result<Vec<(u32, f32)>> {
-    let searcher = snap.reader.searcher();
     let mask = Arc::clone(allowed);
     let collector = FilterCollector::new(
         "chunk".to_owned(),
         move |ord: u64| mask.get(ord as usize).copied().unwrap_or(false),
         TopDocs::with_limit(k),
     );
-    let top = searcher.search(query, &collector)?;
-    // One chunk-ordinal column per segment, opened once rather than per hit.
-    let columns = searcher
-        .segment_readers()
-        .iter()
-        .map(|seg| seg.fast_fields().u64("chunk"))
-        .collect::<tantivy::Result<Vec<_>>>()?;
+    let top = stats
+        .searcher
+        .search_with_statistics_provider(query, &collector, stats)?;
     let mut out = Vec::with_capacity(top.len());
     for (score, addr) in top {
-        if let Some(ord) = columns
+        if let Some(ord) = stats
+            .chunk_of
             .get(addr.segment_ord as usize)
             .and_then(|col| col.first(addr.doc_id))
         {

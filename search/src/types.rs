@@ -11,6 +11,8 @@ pub const MAX_QUERY_CHARS: usize = 1000;
 pub const MAX_SPAN_LINES: u32 = 400;
 /// Most items in one retrieve_batch.
 pub const MAX_BATCH: usize = 50;
+/// Most values one filter list may hold (`toolkit`, `repo` …), for every connector.
+pub const MAX_FILTER_VALUES: usize = 50;
 /// Most bytes of text one retrieve (or one whole retrieve_batch) returns, so a
 /// response stays well under GPT Actions' 100,000-character limit.
 pub const MAX_TEXT_BYTES: usize = 48_000;
@@ -98,6 +100,39 @@ pub struct Filters {
     pub path_prefix: Vec<String>,
 }
 
+impl Filters {
+    /// Each list within [`MAX_FILTER_VALUES`], each doctype one the index knows.
+    pub fn validate(&self) -> Result<(), crate::SearchError> {
+        let lists: [(&'static str, &Vec<String>); 5] = [
+            ("repo", &self.repo),
+            ("category", &self.category),
+            ("toolkit", &self.toolkit),
+            ("doctype", &self.doctype),
+            ("path_prefix", &self.path_prefix),
+        ];
+        for (field, list) in lists {
+            if list.len() > MAX_FILTER_VALUES {
+                return Err(crate::invalid(
+                    field,
+                    format!("may hold at most {MAX_FILTER_VALUES} values"),
+                ));
+            }
+        }
+        for d in &self.doctype {
+            if cairn_index::Doctype::parse(d).is_none() {
+                return Err(crate::invalid(
+                    "doctype",
+                    format!(
+                        "{d:?} is not one of {}",
+                        crate::rank::doctype_names().join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A search.
 #[derive(Clone, Debug, Default)]
 pub struct SearchRequest {
@@ -113,6 +148,9 @@ pub struct SearchRequest {
     pub mode: Mode,
     /// The caller's access groups (None: trusted caller, sees everything).
     pub groups: Option<Vec<String>>,
+    /// When the answer stops being wanted: the search gives up at its next
+    /// stage boundary rather than running on unread (None: no deadline).
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// How a hit's score came about.

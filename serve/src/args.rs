@@ -103,8 +103,12 @@ pub struct SearchArgs {
 }
 
 impl SearchArgs {
-    /// The library request, for a caller with `groups`.
-    pub fn into_request(self, groups: Option<Vec<String>>) -> SearchRequest {
+    /// The library request, for a caller with `groups`, wanted until `deadline`.
+    pub fn into_request(
+        self,
+        groups: Option<Vec<String>>,
+        deadline: std::time::Instant,
+    ) -> SearchRequest {
         SearchRequest {
             query: self.query,
             limit: self.limit.unwrap_or(10),
@@ -118,6 +122,7 @@ impl SearchArgs {
             threshold: self.threshold,
             mode: self.mode.unwrap_or_default(),
             groups,
+            deadline: Some(deadline),
         }
     }
 }
@@ -176,8 +181,12 @@ pub struct ContextArgs {
 }
 
 impl ContextArgs {
-    /// The library request, for a caller with `groups`.
-    pub fn into_request(self, groups: Option<Vec<String>>) -> ContextRequest {
+    /// The library request, for a caller with `groups`, wanted until `deadline`.
+    pub fn into_request(
+        self,
+        groups: Option<Vec<String>>,
+        deadline: std::time::Instant,
+    ) -> ContextRequest {
         ContextRequest {
             query: self.query,
             messages: self.messages,
@@ -194,6 +203,7 @@ impl ContextArgs {
             mode: self.mode.unwrap_or_default(),
             tokenizer: self.tokenizer.unwrap_or_default(),
             groups,
+            deadline: Some(deadline),
         }
     }
 }
@@ -270,16 +280,23 @@ pub struct WeightResponse {
 }
 
 impl WeightArgs {
-    /// Stores the weight (the caller was checked to be an admin) and logs who set it.
-    pub fn apply(self, engine: &Engine, by: &str) -> Result<WeightResponse, SearchError> {
+    /// Stores the weight (the caller was checked to be an admin) and logs who
+    /// set it. A document the admin's own groups may not see answers like a
+    /// missing one.
+    pub fn apply(
+        self,
+        engine: &Engine,
+        by: &crate::auth::Caller,
+    ) -> Result<WeightResponse, SearchError> {
         let namespace = self.namespace.unwrap_or_else(|| "global".to_owned());
         let w = engine.set_weight(
             &self.doc_id,
             self.multiplier,
             &namespace,
             self.ttl_days.unwrap_or(30.0),
+            by.groups.as_deref(),
         )?;
-        tracing::info!(doc_id = %self.doc_id, namespace = %namespace, multiplier = w.multiplier, caller = %by, "runtime weight set");
+        tracing::info!(doc_id = %self.doc_id, namespace = %namespace, multiplier = w.multiplier, caller = %by.name, "runtime weight set");
         Ok(WeightResponse {
             doc_id: self.doc_id,
             namespace,

@@ -268,17 +268,30 @@ impl JwtConfig {
             JwtKey::Rs256(pem) => (DecodingKey::from_rsa_pem(pem).ok()?, Algorithm::RS256),
         };
         let mut v = Validation::new(alg);
+        // A configured claim is required, not merely checked when present:
+        // leaving it out must not be a way around it.
+        let mut required = vec!["exp"];
         if let Some(iss) = &self.issuer {
             v.set_issuer(&[iss]);
+            required.push("iss");
         }
         match &self.audience {
-            Some(aud) => v.set_audience(&[aud]),
+            Some(aud) => {
+                v.set_audience(&[aud]);
+                required.push("aud");
+            }
             None => v.validate_aud = false,
         }
+        v.set_required_spec_claims(&required);
+        v.validate_nbf = true;
         let data = decode::<Claims>(token, &key, &v).ok()?;
         let c = data.claims;
         Some(Caller {
-            name: c.sub.unwrap_or_else(|| "jwt".to_owned()),
+            // Without a subject each token is its own caller (and rate-limit
+            // bucket), named by its hash so logs never hold the token.
+            name: c
+                .sub
+                .unwrap_or_else(|| format!("jwt-{}", &hex::encode(digest(token))[..16])),
             admin: c.groups.contains(&self.admin_group),
             groups: Some(c.groups),
         })

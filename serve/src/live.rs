@@ -8,6 +8,7 @@
 //! line, and the old one keeps serving.
 
 use arc_swap::ArcSwap;
+use cairn_index::pack::Dropped;
 use cairn_index::{IndexRoot, IndexVersion};
 use cairn_search::{Engine, EngineOptions, SearchError};
 use std::sync::{Arc, Mutex};
@@ -39,7 +40,12 @@ pub struct LiveIndex {
     opts: EngineOptions,
     /// The last version refused, so a broken version is not retried every tick.
     refused: Mutex<Option<IndexVersion>>,
+    /// Versions (and tried packs) kept after a pack is adopted.
+    keep: usize,
 }
+
+/// Versions kept after an adoption unless `--keep` says otherwise (as `cairn build`).
+pub const DEFAULT_KEEP: usize = 3;
 
 impl LiveIndex {
     /// Opens CURRENT (failing fast when it is missing or incompatible).
@@ -54,7 +60,14 @@ impl LiveIndex {
             engine: ArcSwap::from_pointee(engine),
             opts,
             refused: Mutex::new(None),
+            keep: DEFAULT_KEEP,
         }
+    }
+
+    /// Keeps `keep` versions (and tried packs) after each adoption.
+    pub fn with_keep(mut self, keep: usize) -> Self {
+        self.keep = keep.max(1);
+        self
     }
 
     /// The engine to answer one request with (held until the request ends).
@@ -67,11 +80,17 @@ impl LiveIndex {
     pub fn check(&self, force: bool) -> SwapOutcome {
         let root = IndexRoot::new(&self.opts.index);
         // Packs a nightly job dropped into the root become versions (and CURRENT) first.
-        for (pack, result) in cairn_index::pack::adopt_dropped_packs(&root) {
-            match result {
-                Ok(v) => tracing::info!(pack = %pack.display(), version = %v, "pack adopted"),
-                Err(e) => {
-                    tracing::error!(pack = %pack.display(), error = %e, "pack refused (renamed .rejected)")
+        for (pack, outcome) in cairn_index::pack::adopt_dropped_packs(&root, self.keep) {
+            match outcome {
+                Dropped::Adopted(u) => {
+                    let named = cairn_index::pack::version_from_name(&pack);
+                    if named.as_ref().is_some_and(|n| *n != u.version) {
+                        tracing::warn!(pack = %pack.display(), version = %u.version, "the pack's name does not match the version inside");
+                    }
+                    tracing::info!(pack = %pack.display(), version = %u.version, "pack adopted (moved to packs/adopted)")
+                }
+                Dropped::Refused(why) => {
+                    tracing::error!(pack = %pack.display(), reason = %why, "pack not adopted (moved to packs/rejected)")
                 }
             }
         }

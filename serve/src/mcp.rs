@@ -163,11 +163,16 @@ impl CairnMcp {
         }
     }
 
+    /// When a call starting now stops being wanted.
+    fn deadline_at(&self) -> Instant {
+        Instant::now() + self.deadline
+    }
+
     async fn cpu<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> Result<T, SearchError> + Send + 'static,
     ) -> Result<T, ApiError> {
-        Ok(self.pool.run(Instant::now() + self.deadline, f).await??)
+        Ok(self.pool.run(self.deadline_at(), f).await??)
     }
 
     /// Runs one tool; Err only for failures the caller caused or can retry.
@@ -181,7 +186,7 @@ impl CairnMcp {
         let groups = who.groups.clone();
         match name {
             "search" => {
-                let req = parse::<SearchArgs>(args)?.into_request(groups);
+                let req = parse::<SearchArgs>(args)?.into_request(groups, self.deadline_at());
                 let r = self.cpu(move || engine.search(&req)).await?;
                 Ok(tool_ok(to_value(&r), r.to_string()))
             }
@@ -218,7 +223,7 @@ impl CairnMcp {
                 Ok(tool_ok(to_value(&r), r.to_string()))
             }
             "context" => {
-                let req = parse::<ContextArgs>(args)?.into_request(groups);
+                let req = parse::<ContextArgs>(args)?.into_request(groups, self.deadline_at());
                 let r = self.cpu(move || engine.context(&req)).await?;
                 let text = r.context.clone();
                 Ok(tool_ok(to_value(&r), text))
@@ -236,7 +241,7 @@ impl CairnMcp {
                 Ok(tool_ok(to_value(&r), text))
             }
             "set_weight" if who.admin => {
-                let w = parse::<WeightArgs>(args)?.apply(&engine, &who.name)?;
+                let w = parse::<WeightArgs>(args)?.apply(&engine, who)?;
                 let text = format!(
                     "weight {} set on {} in {} until unix time {}",
                     w.multiplier, w.doc_id, w.namespace, w.expires_at
@@ -434,8 +439,12 @@ pub fn http_transport(
             Ok(CairnMcp::new(Arc::clone(&live), pool.clone(), deadline))
         }))
         .session_manager(Arc::new(LocalSessionManager::default()))
-        .allowed_hosts(opts.allowed_hosts.clone())
+        // The HTTP middleware has already applied the one Host rule of every
+        // route (crate::http::host_allowed); an empty list turns rmcp's own off.
+        .allowed_hosts(Vec::new())
         .allowed_origins(opts.allowed_origins.clone())
+        // Counted as the body streams in, whatever Content-Length says.
+        .max_request_body_bytes(crate::http::MAX_BODY_BYTES)
         .on_request_fn(
             |req: &actix_web::HttpRequest, ext: &mut rmcp::model::Extensions| {
                 use actix_web::HttpMessage;

@@ -8,6 +8,15 @@ use prometheus::{
 };
 use std::time::Duration;
 
+/// The `method` label of a request: a fixed set, so a caller cannot mint series.
+pub fn method_label(method: &actix_web::http::Method) -> &'static str {
+    match method.as_str() {
+        "GET" => "GET",
+        "POST" => "POST",
+        _ => "OTHER",
+    }
+}
+
 /// The server's metrics, registered in their own registry.
 pub struct Metrics {
     registry: Registry,
@@ -78,7 +87,8 @@ impl Metrics {
         })
     }
 
-    /// Records one finished request.
+    /// Records one finished request. Every label must come from a fixed set:
+    /// `route` is a matched pattern or `unmatched`, `method` a [`method_label`].
     pub fn request(&self, route: &str, method: &str, status: u16, took: Duration) {
         self.requests
             .with_label_values(&[route, method, status.to_string().as_str()])

@@ -207,6 +207,7 @@ impl From<SearchError> for ApiError {
                     format!("doc_id {id:?} not found"),
                 )
             },
+            SearchError::DeadlineExceeded => crate::pool::PoolError::DeadlineExceeded.into(),
             other => {
                 tracing::error!(error = %other, code = other.code(), "search library failed");
                 ApiError::new(

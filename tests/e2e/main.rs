@@ -4,6 +4,7 @@
 mod build;
 mod config_errors;
 mod fixtures;
+mod hardening;
 mod http;
 mod mcp;
 mod publish;

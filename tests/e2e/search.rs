@@ -371,7 +371,8 @@ fn tree_version_health_and_weights() {
 
     let before = search(&e, "alpha", Filters::default(), Mode::Bm25);
     let last = before.hits.last().expect("hits").doc_id.clone();
-    e.set_weight(&last, 10.0, "global", 1.0).expect("weight");
+    e.set_weight(&last, 10.0, "global", 1.0, None)
+        .expect("weight");
     let after = search(&e, "alpha", Filters::default(), Mode::Bm25);
     assert_eq!(after.hits[0].doc_id, last, "a runtime weight lifts the doc");
     assert!(
@@ -379,7 +380,7 @@ fn tree_version_health_and_weights() {
         "stored beside the index"
     );
     assert!(
-        e.set_weight("science/alpha/missing.py", 2.0, "global", 1.0)
+        e.set_weight("science/alpha/missing.py", 2.0, "global", 1.0, None)
             .is_err()
     );
 }

@@ -5,7 +5,7 @@
 
 use super::{AppState, TraceId, json};
 use crate::args::{BatchArgs, ContextArgs, SearchArgs, TreeArgs, WeightArgs, WeightResponse};
-use crate::auth::Caller;
+use crate::auth::{Caller, Verdict};
 use crate::problem::{ApiError, Problem};
 use actix_web::http::StatusCode;
 use actix_web::http::header;
@@ -120,7 +120,7 @@ async fn run_search(
     body: SearchArgs,
 ) -> Result<HttpResponse, ApiError> {
     let engine = state.live.current();
-    let request = body.into_request(caller(req).groups);
+    let request = body.into_request(caller(req).groups, state.deadline_at());
     let resp: SearchResponse = state.cpu(move || engine.search(&request)).await??;
     Ok(json(&resp))
 }
@@ -307,7 +307,7 @@ pub async fn context(
     bytes: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let b: ContextArgs = body(&req, &bytes)?;
-    let request = b.into_request(caller(&req).groups);
+    let request = b.into_request(caller(&req).groups, state.deadline_at());
     let engine = state.live.current();
     let resp: ContextResponse = state.cpu(move || engine.context(&request)).await??;
     Ok(json(&resp))
@@ -340,7 +340,7 @@ pub async fn weight(
         ));
     }
     let b: WeightArgs = body(&req, &bytes)?;
-    Ok(json(&b.apply(&state.live.current(), &caller(&req).name)?))
+    Ok(json(&b.apply(&state.live.current(), &caller(&req))?))
 }
 
 /// What index is being served.
@@ -366,10 +366,19 @@ pub async fn version(state: web::Data<AppState>, req: HttpRequest) -> HttpRespon
     operation_id = "getHealth",
     tag = "status",
     responses((status = 200, description = "The server is up; counts of what the caller can see", body = HealthResponse)),
-    description = "Liveness: 200 while the server runs, with document counts by repository and doctype."
+    description = "Liveness: 200 while the server runs, with document counts by doctype (and by repository for a caller with credentials)."
 )]
 pub async fn health(state: web::Data<AppState>, req: HttpRequest) -> HttpResponse {
-    json(&state.live.current().health(caller(&req).groups.as_deref()))
+    let mut health = state.live.current().health(caller(&req).groups.as_deref());
+    // Probes need no names: without credentials, counts only.
+    let presented = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    if !matches!(state.auth.check(presented), Verdict::Caller(_)) {
+        health.docs_by_repo.clear();
+    }
+    json(&health)
 }
 
 /// Readiness.
@@ -420,7 +429,7 @@ mod tests {
         let b: SearchArgs =
             parse_query("query=emcee+pool&limit=5&toolkit=emcee,dynesty&toolkit=corner.py")
                 .expect("parse");
-        let r = b.into_request(None);
+        let r = b.into_request(None, std::time::Instant::now());
         assert_eq!(r.query, "emcee pool");
         assert_eq!(r.limit, 5);
         assert_eq!(r.filters.toolkit, ["emcee", "dynesty", "corner.py"]);

@@ -31,6 +31,9 @@ use std::time::{Duration, Instant};
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
+/// Longest request path written to the access log.
+const MAX_LOGGED_CHARS: usize = 512;
+
 /// Routes anyone may call without credentials.
 const PUBLIC_ROUTES: [&str; 4] = ["/health", "/ready", "/metrics", "/openapi.json"];
 
@@ -49,7 +52,8 @@ pub struct HttpOptions {
     pub rate_limit: Option<u32>,
     /// Browser origins allowed to call (any other `Origin` gets 403).
     pub allowed_origins: Vec<String>,
-    /// Host names `/mcp` answers to (DNS-rebinding protection).
+    /// Host names every route answers to (DNS-rebinding protection); an IP
+    /// address in `Host` is always accepted, see [`host_allowed`].
     pub allowed_hosts: Vec<String>,
     /// The public base URL written into the OpenAPI document's `servers`.
     pub public_url: Option<String>,
@@ -126,19 +130,28 @@ impl AppState {
         }))
     }
 
+    /// When a request starting now stops being wanted.
+    pub fn deadline_at(&self) -> Instant {
+        Instant::now() + self.opts.deadline
+    }
+
     /// Runs CPU work on the pool within the request deadline.
     pub async fn cpu<T, F>(&self, f: F) -> Result<T, ApiError>
     where
         T: Send + 'static,
         F: FnOnce() -> T + Send + 'static,
     {
-        let deadline = Instant::now() + self.opts.deadline;
-        Ok(self.pool.run(deadline, f).await?)
+        Ok(self.pool.run(self.deadline_at(), f).await?)
     }
 
-    /// Checks CURRENT (and the tokens file) once, logging and counting a swap.
+    /// Checks the tokens file and CURRENT once, logging and counting a swap.
     pub fn check_for_changes(&self, force: bool) -> SwapOutcome {
         self.auth.refresh();
+        self.check_index(force)
+    }
+
+    /// Checks CURRENT (and dropped packs) once, logging and counting a swap.
+    pub fn check_index(&self, force: bool) -> SwapOutcome {
         let outcome = self.live.check(force);
         match &outcome {
             SwapOutcome::Unchanged => {}
@@ -191,13 +204,16 @@ async fn trace(
     let started = Instant::now();
     let trace_id = trace_id_for(&req);
     req.extensions_mut().insert(TraceId(trace_id.clone()));
-    let path = req.path().to_owned();
-    let method = req.method().to_string();
+    let path: String = req.path().chars().take(MAX_LOGGED_CHARS).collect();
+    // Only the label set is fixed; the log keeps a bounded prefix of what was sent.
+    let method_label = crate::metrics::method_label(req.method());
+    let method: String = req.method().as_str().chars().take(16).collect();
     let state = req.app_data::<web::Data<AppState>>().cloned();
     let record = |route: &str, status: StatusCode, caller: &str, code: Option<&str>| {
         let took = started.elapsed();
         if let Some(s) = &state {
-            s.metrics.request(route, &method, status.as_u16(), took);
+            s.metrics
+                .request(route, method_label, status.as_u16(), took);
             if let Some(code) = code {
                 s.metrics.error(code);
             }
@@ -297,13 +313,86 @@ async fn authenticate(
     }
 }
 
+/// The body length a request declares, if it declares one.
+fn declared_length(req: &ServiceRequest) -> Option<u64> {
+    req.headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The host a request is addressed to: the Host header, or the URI's
+/// authority (HTTP/2). Never `X-Forwarded-Host`: a same-origin page may set it.
+fn request_host(req: &ServiceRequest) -> Option<String> {
+    match req.headers().get(header::HOST) {
+        Some(h) => Some(String::from_utf8_lossy(h.as_bytes()).into_owned()),
+        None => req.uri().authority().map(|a| a.as_str().to_owned()),
+    }
+}
+
+/// Whether `host` (`name`, `name:port`, `1.2.3.4:80`, `[::1]:80`) may be served.
+///
+/// An IP address is always accepted: DNS rebinding needs a name the attacker
+/// controls, and a caller that addresses the server by IP (a load balancer's
+/// probe, a pod's health check) is not a browser tricked by DNS. A name must
+/// be on `allowed` (as `name` or `name:port`), compared without case.
+pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
+    let host = host.trim();
+    let name = match host.strip_prefix('[') {
+        // [v6]:port
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => match host.rsplit_once(':') {
+            Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+            _ => host,
+        },
+    };
+    if name.parse::<std::net::IpAddr>().is_ok() {
+        return true;
+    }
+    allowed
+        .iter()
+        .any(|a| a.eq_ignore_ascii_case(name) || a.eq_ignore_ascii_case(host))
+}
+
 /// The caller of `req`, or why it may not proceed.
 fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
     let Some(state) = req.app_data::<web::Data<AppState>>() else {
         return Err(ApiError::from_status(StatusCode::INTERNAL_SERVER_ERROR, ""));
     };
-    // DNS-rebinding and cross-site protection: a browser always sends Origin;
-    // one we do not know never gets an answer.
+    // A compressed body is refused unread: decoding is where a kilobyte
+    // becomes gigabytes, before any size limit can see it.
+    if let Some(enc) = req.headers().get(header::CONTENT_ENCODING)
+        && !enc
+            .as_bytes()
+            .trim_ascii()
+            .eq_ignore_ascii_case(b"identity")
+    {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "request bodies must not be compressed: send them without Content-Encoding",
+        ));
+    }
+    if declared_length(req).is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("request bodies are limited to {MAX_BODY_BYTES} bytes"),
+        ));
+    }
+    // DNS rebinding: a page on the attacker's name that resolves to this
+    // server is same-origin to the browser, so only Host tells it apart.
+    if let Some(host) = request_host(req)
+        && !host_allowed(&host, &state.opts.allowed_hosts)
+    {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "this Host is not served; start the server with --allow-host for it",
+        ));
+    }
+    // Cross-site protection: a browser always sends Origin on a cross-site
+    // call; one we do not know never gets an answer.
     if let Some(origin) = req.headers().get(header::ORIGIN)
         && !state
             .opts
@@ -386,6 +475,19 @@ pub async fn serve(state: web::Data<AppState>) -> std::io::Result<()> {
     let opts = state.opts.clone();
     let (nudge, nudged) = crossbeam_channel::bounded::<()>(1);
     {
+        // Credentials on a thread of their own: a revocation takes effect
+        // within one interval even while a pack takes minutes to adopt.
+        let state = state.clone();
+        std::thread::Builder::new()
+            .name("cairn-tokens".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(state.opts.watch_interval);
+                    state.auth.refresh();
+                }
+            })?;
+    }
+    {
         let state = state.clone();
         std::thread::Builder::new()
             .name("cairn-watch".into())
@@ -393,10 +495,11 @@ pub async fn serve(state: web::Data<AppState>) -> std::io::Result<()> {
                 loop {
                     match nudged.recv_timeout(opts.watch_interval) {
                         Ok(()) => {
-                            state.check_for_changes(true);
+                            state.auth.refresh();
+                            state.check_index(true);
                         }
                         Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                            state.check_for_changes(false);
+                            state.check_index(false);
                         }
                         Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
                     }

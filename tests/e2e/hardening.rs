@@ -1,0 +1,733 @@
+//! The holes an adversarial review found (issue 13), one test each: every
+//! one failed on the code before the fix. In process on the real app factory
+//! where that shows the behaviour, against `cairn serve` as a process where
+//! it needs one (memory, threads), and on the real builder and pack adoption.
+
+use crate::fixtures::{World, cairn, current_dir, stderr};
+use crate::http::{bearer, parts, served};
+use crate::serve_process::{Server, agent};
+use actix_web::http::{Method, StatusCode};
+use actix_web::{test as atest, web};
+use cairn_embed::DevicePref;
+use cairn_index::IndexRoot;
+use cairn_index::pack::{Rollback, pack, unpack};
+use cairn_search::EngineOptions;
+use cairn_serve::auth::{Authenticator, TokenStore};
+use cairn_serve::http::{AppState, HttpOptions, app};
+use cairn_serve::live::LiveIndex;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A brotli body that decodes to `decoded` zero bytes.
+fn brotli_bomb(decoded: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    {
+        let mut w = brotli::CompressorWriter::new(&mut out, 1 << 16, 5, 22);
+        let zeros = vec![0u8; 1 << 20];
+        let mut left = decoded;
+        while left > 0 {
+            let n = left.min(zeros.len());
+            w.write_all(&zeros[..n]).expect("compress");
+            left -= n;
+        }
+    }
+    out
+}
+
+/// Finding 1: a compressed request body is refused before anything decodes it.
+#[actix_web::test]
+async fn compressed_request_bodies_are_refused_unread() {
+    let s = served(None, |_| {});
+    let app = atest::init_service(app(s.state.clone())).await;
+    let body = json!({"query": "fit_model"}).to_string();
+    let bomb = brotli_bomb(64 << 20);
+    assert!(bomb.len() < 4096, "{} bytes", bomb.len());
+    for (enc, bytes) in [("br", bomb), ("gzip", body.clone().into_bytes())] {
+        for path in ["/search", "/context", "/mcp"] {
+            let req = atest::TestRequest::post()
+                .uri(path)
+                .insert_header(bearer(&s.reader))
+                .insert_header(("content-type", "application/json"))
+                .insert_header(("content-encoding", enc))
+                .set_payload(bytes.clone());
+            let (st, ct, problem) = parts(atest::call_service(&app, req.to_request()).await).await;
+            assert_eq!(
+                st,
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "{path} {enc}: {problem}"
+            );
+            assert_eq!(ct, "application/problem+json");
+            assert_eq!(problem["code"], "unsupported_media_type");
+        }
+    }
+    // Identity is no encoding at all; responses are still compressed on request.
+    let req = atest::TestRequest::post()
+        .uri("/search")
+        .insert_header(bearer(&s.reader))
+        .insert_header(("content-encoding", "identity"))
+        .insert_header(("accept-encoding", "br"))
+        .set_payload(body);
+    let res = atest::call_service(&app, req.to_request()).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(
+        res.headers().get("content-encoding").map(|v| v.as_bytes()),
+        Some(&b"br"[..])
+    );
+}
+
+/// Peak resident memory of a running process, in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .expect("VmHWM")
+}
+
+/// Finding 1, against the real server: a 256 MiB brotli bomb leaves its peak memory where it was.
+#[test]
+fn a_decompression_bomb_does_not_move_the_servers_peak_memory() {
+    let w = World::new();
+    assert!(w.build("out", &[]).status.success());
+    let token = TokenStore::new(w.path("tokens.json"))
+        .add("bot", &[], false)
+        .expect("token");
+    let server = Server::start(&w, "out", &[]);
+    let before = peak_rss(server.child.id());
+    let bomb = brotli_bomb(256 << 20);
+    let res = agent()
+        .post(&server.url("/search"))
+        .header("Authorization", &format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("content-encoding", "br")
+        .send(&bomb[..])
+        .expect("answer");
+    assert_eq!(res.status().as_u16(), 415);
+    let after = peak_rss(server.child.id());
+    assert!(
+        after < before + (32 << 20),
+        "peak RSS grew from {before} to {after} bytes"
+    );
+}
+
+/// Finding 9: bodies over the limit are refused on every route, MCP included.
+#[actix_web::test]
+async fn oversized_bodies_are_refused_on_every_route() {
+    let s = served(None, |_| {});
+    let app = atest::init_service(app(s.state.clone())).await;
+    let big = format!(
+        r#"{{"query": "fit", "repo": [{}]}}"#,
+        vec!["\"r\""; 40_000].join(",")
+    );
+    assert!(big.len() > cairn_serve::http::MAX_BODY_BYTES);
+    for path in ["/search", "/mcp"] {
+        let req = atest::TestRequest::post()
+            .uri(path)
+            .insert_header(bearer(&s.reader))
+            .insert_header(("content-type", "application/json"))
+            .insert_header(("accept", "application/json, text/event-stream"))
+            .set_payload(big.clone());
+        let (st, _, problem) = parts(atest::call_service(&app, req.to_request()).await).await;
+        assert_eq!(st, StatusCode::PAYLOAD_TOO_LARGE, "{path}: {problem}");
+        assert_eq!(problem["code"], "payload_too_large");
+    }
+    // Within the body limit, a filter list is still capped (every connector
+    // parses into the same library request).
+    let many: Vec<String> = (0..51).map(|i| format!("r{i}")).collect();
+    let req = atest::TestRequest::post()
+        .uri("/search")
+        .insert_header(bearer(&s.reader))
+        .set_json(json!({"query": "fit", "toolkit": many}));
+    let (st, _, problem) = parts(atest::call_service(&app, req.to_request()).await).await;
+    assert_eq!(st, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
+    assert_eq!(problem["field"], "toolkit");
+}
+
+/// Finding 5: whatever methods and paths arrive, the metric series stay a fixed set.
+#[actix_web::test]
+async fn metrics_series_stay_fixed_whatever_is_sent() {
+    let s = served(None, |_| {});
+    let app = atest::init_service(app(s.state.clone())).await;
+    let series = |text: &str| {
+        text.lines()
+            .filter(|l| l.starts_with("cairn_http_requests_total{"))
+            .count()
+    };
+    let metrics = async || {
+        let res =
+            atest::call_service(&app, atest::TestRequest::get().uri("/metrics").to_request()).await;
+        String::from_utf8_lossy(&atest::read_body(res).await).into_owned()
+    };
+    for i in 0..300 {
+        let method =
+            Method::from_bytes(format!("M{i}{}", "X".repeat(i)).as_bytes()).expect("method");
+        let req = atest::TestRequest::default()
+            .method(method)
+            .uri(&format!("/health/{i}/nope"));
+        atest::call_service(&app, req.to_request()).await;
+        let req = atest::TestRequest::default()
+            .method(Method::from_bytes(format!("Q{i}").as_bytes()).expect("method"))
+            .uri("/health");
+        atest::call_service(&app, req.to_request()).await;
+    }
+    let text = metrics().await;
+    let n = series(&text);
+    assert!(n <= 8, "{n} series:\n{text}");
+    assert!(!text.contains("M1X"), "a method became a label");
+    assert!(text.contains(r#"method="OTHER""#), "{text}");
+}
+
+/// Finding 6: a name not on the allow-list gets 403 on every route; IP addresses pass.
+#[actix_web::test]
+async fn a_rebound_host_is_refused_on_every_route() {
+    let s = served(Some("team-a"), |o| {
+        o.allowed_hosts.push("cairn.example.org".into())
+    });
+    let app = atest::init_service(app(s.state.clone())).await;
+    let with_host = |path: &str, host: &str| {
+        atest::TestRequest::get()
+            .uri(path)
+            .insert_header(bearer(&s.team))
+            .insert_header(("host", host.to_owned()))
+    };
+    for path in [
+        "/search?query=fit",
+        "/health",
+        "/tree",
+        "/openapi.json",
+        "/mcp",
+    ] {
+        let req = with_host(path, "rebind.attacker.example");
+        let (st, _, problem) = parts(atest::call_service(&app, req.to_request()).await).await;
+        assert_eq!(st, StatusCode::FORBIDDEN, "{path}: {problem}");
+        assert_eq!(problem["code"], "forbidden");
+    }
+    for host in [
+        "localhost:8080",
+        "LOCALHOST",
+        "127.0.0.1:8080",
+        "[::1]:8080",
+        "10.1.2.3:8080",
+        "cairn.example.org",
+        "cairn.example.org:443",
+    ] {
+        let req = with_host("/search?query=fit", host);
+        let (st, _, body) = parts(atest::call_service(&app, req.to_request()).await).await;
+        assert_eq!(st, StatusCode::OK, "{host}: {body}");
+    }
+}
+
+/// Finding 10: without a token, /health says counts, never repository names.
+#[actix_web::test]
+async fn health_without_a_token_names_no_repository() {
+    let s = served(None, |_| {});
+    let app = atest::init_service(app(s.state.clone())).await;
+    let (st, _, anonymous) = parts(
+        atest::call_service(&app, atest::TestRequest::get().uri("/health").to_request()).await,
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK);
+    assert_eq!(anonymous["docs_by_repo"], json!({}), "{anonymous}");
+    assert!(anonymous["chunks"].as_u64().is_some_and(|n| n > 0));
+    let req = atest::TestRequest::get()
+        .uri("/health")
+        .insert_header(bearer(&s.reader));
+    let (_, _, known) = parts(atest::call_service(&app, req.to_request()).await).await;
+    assert!(known["docs_by_repo"]["beta"].as_u64().is_some(), "{known}");
+}
+
+/// Finding 10: an admin learns nothing about documents their own groups hide.
+#[actix_web::test]
+async fn set_weight_respects_the_admins_groups() {
+    let s = served(Some("team-a"), |_| {});
+    let app = atest::init_service(app(s.state.clone())).await;
+    let weigh = |doc: &str| {
+        atest::TestRequest::post()
+            .uri("/weight")
+            .insert_header(bearer(&s.admin))
+            .set_json(json!({"doc_id": doc, "multiplier": 2}))
+    };
+    let (st, _, hidden) = parts(
+        atest::call_service(&app, weigh("science/alpha/src/alpha/core.py").to_request()).await,
+    )
+    .await;
+    let (_, _, missing) = parts(
+        atest::call_service(&app, weigh("science/alpha/src/alpha/nope.py").to_request()).await,
+    )
+    .await;
+    assert_eq!(st, StatusCode::NOT_FOUND, "{hidden}");
+    let strip = |v: &Value| json!([v["status"], v["code"], v["field"]]);
+    assert_eq!(strip(&hidden), strip(&missing), "no existence leak");
+    let (st, _, _) =
+        parts(atest::call_service(&app, weigh("tools/beta/README.md").to_request()).await).await;
+    assert_eq!(st, StatusCode::OK);
+}
+
+/// Finding 10: a revoked token stops working within the watch interval even
+/// while a pack takes seconds to adopt.
+#[test]
+fn revocation_does_not_wait_behind_a_slow_pack() {
+    let w = World::new();
+    assert!(w.build("out", &[]).status.success());
+    let store = TokenStore::new(w.path("tokens.json"));
+    let token = store.add("bot", &[], false).expect("token");
+    let server = Server::start(&w, "out", &["--watch-ms", "100"]);
+    let search = || {
+        agent()
+            .get(&server.url("/search?query=fit"))
+            .header("Authorization", &format!("Bearer {token}"))
+            .call()
+            .map(|r| r.status().as_u16())
+            .unwrap_or(0)
+    };
+    assert_eq!(search(), 200);
+    // A sparse 8 GiB "pack": hashing it keeps the index watcher busy for seconds.
+    let slow = w.path("out/cairn-index-0123456789abcdef.tar.zst");
+    std::fs::File::create(&slow)
+        .and_then(|f| f.set_len(8 << 30))
+        .expect("sparse pack");
+    std::fs::write(
+        w.path("out/cairn-index-0123456789abcdef.tar.zst.sha256"),
+        format!("{}  x\n", "0".repeat(64)),
+    )
+    .expect("sums");
+    std::thread::sleep(Duration::from_millis(400));
+    store.revoke("bot").expect("revoke");
+    let later = std::time::SystemTime::now() + Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(w.path("tokens.json"))
+        .and_then(|f| f.set_modified(later))
+        .expect("touch");
+    let revoked = Instant::now();
+    while search() != 401 {
+        assert!(
+            revoked.elapsed() < Duration::from_millis(1500),
+            "the revoked token still worked after {:?}",
+            revoked.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Finding 8: a folder name that is not UTF-8 is skipped, not fatal to its
+/// repository. (That an excluded or too-large file is never read is tested
+/// beside `read_commit`.)
+#[test]
+fn a_non_utf8_folder_name_is_skipped_not_fatal() {
+    let w = World::new();
+    let repo = w.alpha_repo();
+    let small = repo.blob(b"odd\n").expect("blob");
+    let head = repo.head().and_then(|h| h.peel_to_tree()).expect("tree");
+    let mut odd = repo.treebuilder(None).expect("builder");
+    odd.insert("x.txt", small, 0o100644).expect("insert");
+    let odd = odd.write().expect("odd tree");
+    let mut root = repo.treebuilder(Some(&head)).expect("builder");
+    root.insert(&b"caf\xe9"[..], odd, 0o040000).expect("insert");
+    let tree = repo.find_tree(root.write().expect("tree")).expect("tree");
+    let sig = git2::Signature::new(
+        "Fixture",
+        "f@example.org",
+        &git2::Time::new(1_700_000_100, 0),
+    )
+    .expect("sig");
+    let parent = repo
+        .head()
+        .and_then(|h| h.peel_to_commit())
+        .expect("parent");
+    repo.commit(Some("HEAD"), &sig, &sig, "odd", &tree, &[&parent])
+        .expect("commit");
+
+    let built = w.build("out", &[]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let manifest = crate::fixtures::read_json(&current_dir(&w.path("out")).join("manifest.json"));
+    let skipped = manifest["skipped"].to_string();
+    assert!(skipped.contains(r#""reason":"non-utf8-path""#), "{skipped}");
+    let alpha = manifest["repos"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["name"] == "alpha"))
+        .cloned()
+        .unwrap_or_default();
+    assert!(alpha["error"].is_null(), "{alpha}");
+    assert!(alpha["docs"].as_u64().is_some_and(|n| n >= 6), "{alpha}");
+}
+
+/// Finding 10: credentials in a repository URL reach neither the manifest nor a pack.
+#[test]
+fn url_credentials_are_never_recorded() {
+    let w = World::new();
+    let yml = format!(
+        "science:\n  - name: alpha\n    url: https://bot:s3cret-pw@127.0.0.1:9/alpha.git\n    web_url: https://github.com/example/alpha\ntools:\n  - name: beta\n    url: {}\n    web_url: https://github.com/example/beta\n",
+        w.beta.display()
+    );
+    w.write("config/repositories.yml", &yml);
+    let built = w.build("out", &["--keep-going"]);
+    assert!(!stderr(&built).contains("s3cret"), "{}", stderr(&built));
+    let dir = current_dir(&w.path("out"));
+    let manifest = std::fs::read_to_string(dir.join("manifest.json")).expect("manifest");
+    assert!(
+        manifest.contains("https://127.0.0.1:9/alpha.git"),
+        "{manifest}"
+    );
+    assert!(!manifest.contains("s3cret"), "{manifest}");
+    let root = IndexRoot::new(w.path("out"));
+    let version = root.current().expect("current");
+    let packed = pack(&root, &version, &w.path("p.tar.zst")).expect("pack");
+    let mut archive = Vec::new();
+    zstd::stream::copy_decode(
+        std::fs::File::open(&packed.path).expect("open"),
+        &mut archive,
+    )
+    .expect("decode");
+    assert!(!String::from_utf8_lossy(&archive).contains("s3cret"));
+}
+
+/// Finding 10: a build's cleanup leaves a running writer's scratch folder alone.
+#[test]
+fn a_build_removes_only_dead_writers_scratch() {
+    let w = World::new();
+    assert!(w.build("out", &[]).status.success());
+    let tmp = w.path("out/tmp");
+    let alive = tmp.join(format!("unpack-{}-1", std::process::id()));
+    let dead = tmp.join("unpack-4000000000-1");
+    std::fs::create_dir_all(&alive).expect("mkdir");
+    std::fs::create_dir_all(&dead).expect("mkdir");
+    crate::fixtures::commit(
+        &w.alpha_repo(),
+        &[("docs/more.md", b"# More\n".to_vec())],
+        "more",
+    );
+    assert!(w.build("out", &[]).status.success());
+    assert!(alive.is_dir(), "a live unpack's scratch folder was deleted");
+    assert!(!dead.exists(), "a dead writer's leftovers stayed");
+}
+
+/// Builds a new version of the fixture into `out` and returns it.
+fn next_version(w: &World, n: usize) -> cairn_index::IndexVersion {
+    crate::fixtures::commit(
+        &w.alpha_repo(),
+        &[(
+            &format!("docs/v{n}.md"),
+            format!("# Version {n}\n").into_bytes(),
+        )],
+        "next",
+    );
+    // built_at has a resolution of one second.
+    std::thread::sleep(Duration::from_millis(1100));
+    let built = w.build("out", &["--keep", "5"]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let v = IndexRoot::new(w.path("out")).current().expect("current");
+    make_pack(w, &v);
+    v
+}
+
+/// Packs the published `version` of `out` into `packs-made/`, once.
+fn make_pack(w: &World, version: &cairn_index::IndexVersion) -> std::path::PathBuf {
+    let packs = w.path("packs-made");
+    std::fs::create_dir_all(&packs).expect("mkdir");
+    let made = packs.join(cairn_index::pack::pack_name(version));
+    if !made.exists() {
+        pack(&IndexRoot::new(w.path("out")), version, &made).expect("pack");
+    }
+    made
+}
+
+/// Copies the pack of `version` (made by [`make_pack`]) into `dir` as `name`
+/// (its own name by default).
+fn pack_as(w: &World, version: &cairn_index::IndexVersion, dir: &Path, name: Option<&str>) {
+    let made = make_pack(w, version);
+    let name = name.map_or_else(|| cairn_index::pack::pack_name(version), str::to_owned);
+    std::fs::copy(
+        format!("{}.sha256", made.display()),
+        dir.join(format!("{name}.sha256")),
+    )
+    .expect("copy sums");
+    std::fs::copy(&made, dir.join(&name)).expect("copy pack");
+}
+
+fn live(root: &Path, model: &Path) -> LiveIndex {
+    LiveIndex::open(EngineOptions {
+        index: root.to_owned(),
+        model_dir: Some(model.to_owned()),
+        device: DevicePref::Cpu,
+    })
+    .expect("open")
+}
+
+fn entries(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |d| d.count())
+}
+
+/// Finding 7 (a, c, d): a dropped pack is tried once and set aside; pruned
+/// or rolled-back versions never come back; retention covers packs too.
+#[test]
+fn dropped_packs_never_roll_the_index_back() {
+    let w = World::new();
+    assert!(w.build("out", &[]).status.success());
+    let root = IndexRoot::new(w.path("out"));
+    let a = root.current().expect("current");
+    make_pack(&w, &a);
+    let b = next_version(&w, 1);
+    let live = live(&w.path("out"), &w.model).with_keep(2);
+
+    // (a) Pack A lies in the root while A is published; B is current. A
+    // later prune of A must not bring the pack back to life.
+    pack_as(&w, &a, &w.path("out"), None);
+    live.check(false);
+    assert_eq!(root.current().expect("current"), b);
+    assert_eq!(
+        entries(&w.path("out/packs/rejected")),
+        2,
+        "pack and checksum set aside"
+    );
+    std::fs::remove_dir_all(root.version_dir(&a).path()).expect("prune A");
+    for _ in 0..3 {
+        live.check(false);
+    }
+    assert_eq!(root.current().expect("current"), b, "pack A came back");
+
+    // An older pack than CURRENT never replaces it, even under a new name.
+    let c = next_version(&w, 2);
+    root.set_current(&b).expect("back to B");
+    std::fs::remove_dir_all(root.version_dir(&c).path()).expect("drop C");
+    let d = next_version(&w, 3);
+    pack_as(
+        &w,
+        &b,
+        &w.path("out"),
+        Some("cairn-index-00000000000000aa.tar.zst"),
+    );
+    live.check(false);
+    assert_eq!(
+        root.current().expect("current"),
+        d,
+        "an older pack replaced CURRENT"
+    );
+
+    // (c) A pack whose name does not match its version is adopted once; a
+    // rollback by CURRENT afterwards stays rolled back.
+    root.set_current(&b).expect("rollback");
+    std::fs::remove_dir_all(root.version_dir(&d).path()).expect("unpublish D");
+    pack_as(
+        &w,
+        &d,
+        &w.path("out"),
+        Some("cairn-index-00000000000000bb.tar.zst"),
+    );
+    live.check(false);
+    assert_eq!(
+        root.current().expect("current"),
+        d,
+        "the newer pack was adopted"
+    );
+    root.set_current(&b).expect("rollback by CURRENT");
+    for _ in 0..5 {
+        live.check(false);
+    }
+    assert_eq!(
+        root.current().expect("current"),
+        b,
+        "the rollback was undone"
+    );
+    assert_eq!(live.current().snapshot().version, b);
+
+    // (d) Retention: at most `keep` versions (plus CURRENT) and `keep` packs per folder.
+    let e = next_version(&w, 4);
+    let f = next_version(&w, 5);
+    root.set_current(&d).expect("current");
+    for v in [&e, &f] {
+        std::fs::remove_dir_all(root.version_dir(v).path()).expect("unpublish");
+        pack_as(&w, v, &w.path("out"), None);
+        live.check(false);
+    }
+    assert_eq!(root.current().expect("current"), f);
+    let mut versions = root.list_versions().expect("versions");
+    versions.sort();
+    assert!(versions.len() <= 2, "{versions:?}");
+    assert!(
+        entries(&w.path("out/packs/adopted")) <= 4,
+        "two packs and their checksums"
+    );
+    assert!(entries(&w.path("out/packs/rejected")) <= 4);
+}
+
+/// Finding 7 (b): the startup pack of `serve --index PACK` never replaces a
+/// newer CURRENT on restart, unless the operator asks.
+#[test]
+fn a_startup_pack_never_replaces_a_newer_current() {
+    let w = World::new();
+    assert!(w.build("out", &[]).status.success());
+    let root = IndexRoot::new(w.path("out"));
+    let a = root.current().expect("current");
+    let packs = w.path("ship");
+    std::fs::create_dir_all(&packs).expect("mkdir");
+    pack_as(&w, &a, &packs, None);
+    let pack_a = packs.join(cairn_index::pack::pack_name(&a));
+    let served = IndexRoot::new(w.path("served"));
+    assert!(
+        unpack(&pack_a, &served, Rollback::Refuse)
+            .expect("unpack")
+            .current
+    );
+    // Meanwhile a nightly pack made B current in the served root.
+    let b = next_version(&w, 1);
+    pack_as(&w, &b, &packs, None);
+    let pack_b = packs.join(cairn_index::pack::pack_name(&b));
+    assert!(
+        unpack(&pack_b, &served, Rollback::Refuse)
+            .expect("unpack")
+            .current
+    );
+    // A restart with the old startup pack serves B.
+    let token = TokenStore::new(w.path("tokens.json"))
+        .add("bot", &[], false)
+        .expect("token");
+    let server = Server::start_at(
+        &w,
+        pack_a.to_str().expect("utf8"),
+        &["--unpack-into", w.path("served").to_str().expect("utf8")],
+    );
+    let (_, v) = crate::serve_process::get_json(&server.url("/version"), &token);
+    assert_eq!(v["index_version"], b.as_str(), "{v}");
+    drop(server);
+    // The operator asks for the rollback.
+    let u = unpack(&pack_a, &served, Rollback::Allow).expect("unpack");
+    assert!(u.current);
+    assert_eq!(served.current().expect("current"), a);
+}
+
+/// Findings 2 and 3: for a caller who cannot see a repository, every answer,
+/// scores included, is the one an index without that repository gives.
+mod hidden_equals_absent {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The same documents served twice: with alpha restricted to team-a, and without alpha.
+    struct Pair {
+        present: web::Data<AppState>,
+        absent: web::Data<AppState>,
+        reader: String,
+        _w: World,
+    }
+
+    fn state(w: &World, out: &str) -> web::Data<AppState> {
+        let auth = Authenticator::new(Some(w.path("tokens.json")), None, false).expect("auth");
+        let opts = HttpOptions::new("127.0.0.1:8080".parse().expect("addr"));
+        AppState::new(Arc::new(live(&w.path(out), &w.model)), Arc::new(auth), opts).expect("state")
+    }
+
+    fn pair() -> Pair {
+        let w = World::new();
+        w.write_config("    groups: [team-a]\n");
+        let built = w.build("present", &[]);
+        assert!(built.status.success(), "{}", stderr(&built));
+        let yml = format!(
+            "tools:\n  - name: beta\n    url: {}\n    web_url: https://github.com/example/beta\n",
+            w.beta.display()
+        );
+        w.write("config/absent.yml", &yml);
+        let config = w.path("config/absent.yml");
+        let (out, cache) = (w.path("absent"), w.path("cache"));
+        let built = cairn(&[
+            "build",
+            "--config",
+            config.to_str().expect("utf8"),
+            "--settings",
+            w.path("config/build.yaml").to_str().expect("utf8"),
+            "--out",
+            out.to_str().expect("utf8"),
+            "--cache",
+            cache.to_str().expect("utf8"),
+            "--model-dir",
+            w.model.to_str().expect("utf8"),
+        ]);
+        assert!(built.status.success(), "{}", stderr(&built));
+        let reader = TokenStore::new(w.path("tokens.json"))
+            .add("reader", &[], false)
+            .expect("token");
+        Pair {
+            present: state(&w, "present"),
+            absent: state(&w, "absent"),
+            reader,
+            _w: w,
+        }
+    }
+
+    /// An answer with only the version (and trace id) blanked: scores stay.
+    fn comparable(mut v: Value) -> Value {
+        fn walk(v: &mut Value) {
+            match v {
+                Value::Object(m) => {
+                    for (k, x) in m.iter_mut() {
+                        match k.as_str() {
+                            "index_version" | "trace_id" => *x = Value::Null,
+                            _ => walk(x),
+                        }
+                    }
+                }
+                Value::Array(a) => a.iter_mut().for_each(walk),
+                Value::String(t) => {
+                    if let Some(at) = t.find("cairn index ") {
+                        let start = at + "cairn index ".len();
+                        if t.len() >= start + 16 {
+                            t.replace_range(start..start + 16, "");
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        walk(&mut v);
+        v
+    }
+
+    thread_local! {
+        static PAIR: Arc<Pair> = Arc::new(pair());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        #[test]
+        fn a_hidden_repository_changes_no_answer(
+            words in prop::collection::vec(
+                prop::sample::select(vec!["alpha", "beta", "fit", "model", "binary", "lens", "magnification", "install", "the", "BinaryMag", "widget"]),
+                1..4,
+            ),
+            mode in prop::sample::select(vec!["hybrid", "bm25", "vector"]),
+        ) {
+            let p = PAIR.with(Arc::clone);
+            let query = words.join(" ");
+            let sys = actix_web::rt::System::new();
+            sys.block_on(async {
+                let mut answers = Vec::new();
+                for state in [&p.present, &p.absent] {
+                    let app = atest::init_service(app(state.clone())).await;
+                    let search = atest::TestRequest::post()
+                        .uri("/search")
+                        .insert_header(bearer(&p.reader))
+                        .set_json(json!({"query": query, "mode": mode, "limit": 20}));
+                    let (st, _, s) = parts(atest::call_service(&app, search.to_request()).await).await;
+                    prop_assert_eq!(st, StatusCode::OK);
+                    let context = atest::TestRequest::post()
+                        .uri("/context")
+                        .insert_header(bearer(&p.reader))
+                        .set_json(json!({"query": query, "mode": mode, "threshold": 0.0}));
+                    let (_, _, c) = parts(atest::call_service(&app, context.to_request()).await).await;
+                    answers.push((comparable(s), comparable(c)));
+                }
+                prop_assert_eq!(&answers[0].0, &answers[1].0, "search for {:?}", query);
+                // The context block quotes the version id, whose token count varies with its digits.
+                for (_, c) in &mut answers {
+                    c["tokens"] = Value::Null;
+                }
+                prop_assert_eq!(&answers[0].1, &answers[1].1, "context for {:?}", query);
+                Ok(())
+            })?;
+        }
+    }
+}
