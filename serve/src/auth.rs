@@ -570,6 +570,66 @@ mod tests {
         );
     }
 
+    /// Configured `iss` and `aud` are required (leaving them out is no way
+    /// around them), `nbf` is honoured, and a token without `sub` is a caller
+    /// (and rate-limit bucket) of its own.
+    #[test]
+    fn configured_claims_are_required_and_nbf_is_honoured() {
+        use jsonwebtoken::{EncodingKey, Header, encode};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = dir.path().join("secret");
+        let secret = b"0123456789abcdef0123456789abcdef";
+        std::fs::write(&key, secret).expect("write");
+        let cfg = JwtConfig::from_file(
+            &key,
+            false,
+            Some("https://idp.example.org".into()),
+            Some("cairn".into()),
+            "admins".into(),
+        )
+        .expect("cfg");
+        let auth = Authenticator::new(None, Some(cfg), false).expect("auth");
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        let sign = |claims: serde_json::Value| {
+            let jwt = encode(
+                &Header::default(),
+                &claims,
+                &EncodingKey::from_secret(secret),
+            )
+            .expect("encode");
+            auth.check(Some(&format!("Bearer {jwt}")))
+        };
+        let (iss, aud) = ("https://idp.example.org", "cairn");
+        let full = serde_json::json!({"sub": "ada", "exp": now + 600, "iss": iss, "aud": aud});
+        assert!(matches!(sign(full), Verdict::Caller(_)));
+        let bare = serde_json::json!({"sub": "ada", "groups": ["team-a"], "exp": now + 600});
+        assert_eq!(sign(bare), Verdict::Refused, "no iss, no aud");
+        let no_aud = serde_json::json!({"sub": "ada", "exp": now + 600, "iss": iss});
+        assert_eq!(sign(no_aud), Verdict::Refused);
+        let no_iss = serde_json::json!({"sub": "ada", "exp": now + 600, "aud": aud});
+        assert_eq!(sign(no_iss), Verdict::Refused);
+        let early = serde_json::json!({
+            "sub": "ada", "exp": now + 90 * 86400, "nbf": now + 30 * 86400, "iss": iss, "aud": aud
+        });
+        assert_eq!(sign(early), Verdict::Refused, "not valid before nbf");
+        let names: Vec<String> = [1, 2]
+            .iter()
+            .map(|n| {
+                let c = serde_json::json!({"exp": now + 600 + n, "iss": iss, "aud": aud});
+                match sign(c) {
+                    Verdict::Caller(c) => c.name,
+                    other => panic!("{other:?}"),
+                }
+            })
+            .collect();
+        assert_ne!(names[0], names[1], "each sub-less token is its own caller");
+        assert!(names.iter().all(|n| n.starts_with("jwt-") && n.len() == 20));
+        let limiter = crate::ratelimit::RateLimiter::new(1);
+        let t = std::time::Instant::now();
+        assert!(limiter.take(&names[0], t).is_ok());
+        assert!(limiter.take(&names[1], t).is_ok(), "buckets are separate");
+    }
+
     /// rsa 0.9 takes a rand_core 0.6 generator.
     fn rand_core_06() -> rsa::rand_core::OsRng {
         rsa::rand_core::OsRng

@@ -4,6 +4,7 @@
 mod build;
 mod config_errors;
 mod fixtures;
+mod fuzz;
 mod hardening;
 mod http;
 mod mcp;

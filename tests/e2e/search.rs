@@ -476,3 +476,25 @@ fn span_request(doc_id: &str) -> cairn_search::SpanRequest {
         end: Some(1),
     }
 }
+
+/// Work whose deadline has passed stops at the next stage instead of running on unread.
+#[test]
+fn a_search_past_its_deadline_stops() {
+    let w = World::new();
+    let e = engine(&w);
+    let late = e.search(&SearchRequest {
+        query: "fit_model".into(),
+        deadline: Some(std::time::Instant::now()),
+        ..SearchRequest::default()
+    });
+    assert!(
+        matches!(late, Err(SearchError::DeadlineExceeded)),
+        "{late:?}"
+    );
+    let fine = e.search(&SearchRequest {
+        query: "fit_model".into(),
+        deadline: Some(std::time::Instant::now() + std::time::Duration::from_secs(60)),
+        ..SearchRequest::default()
+    });
+    assert!(fine.is_ok());
+}

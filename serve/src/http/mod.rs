@@ -536,3 +536,34 @@ pub async fn serve(state: web::Data<AppState>) -> std::io::Result<()> {
 pub(crate) fn json<T: serde::Serialize>(value: &T) -> HttpResponse {
     HttpResponse::Ok().json(value)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::host_allowed;
+
+    #[test]
+    fn hosts_are_names_on_the_list_or_ip_addresses() {
+        let allowed = vec!["localhost".to_owned(), "cairn.example.org:8443".to_owned()];
+        for ok in [
+            "localhost",
+            "LocalHost:8080",
+            "127.0.0.1",
+            "10.0.0.7:8080",
+            "[::1]:8080",
+            "[fe80::1]",
+            "cairn.example.org:8443",
+        ] {
+            assert!(host_allowed(ok, &allowed), "{ok}");
+        }
+        for bad in [
+            "rebind.attacker.example",
+            "localhost.attacker.example",
+            "cairn.example.org",
+            "cairn.example.org:80",
+            "127.0.0.1.nip.io",
+            "",
+        ] {
+            assert!(!host_allowed(bad, &allowed), "{bad}");
+        }
+    }
+}
