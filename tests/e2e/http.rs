@@ -121,20 +121,31 @@ fn assert_problem(status: StatusCode, ct: &str, body: &Value, want: StatusCode, 
 }
 
 /// Values that differ between runs or machines, kept out of snapshots.
-fn stable(mut v: Value) -> Value {
-    fn walk(v: &mut Value) {
+fn stable(v: Value) -> Value {
+    redacted(v, true)
+}
+
+/// `v` with its index version, build time and trace id blanked (they name a
+/// build, not an answer), and with its scores and counts blanked too when
+/// `numbers` says so.
+pub fn redacted(mut v: Value, numbers: bool) -> Value {
+    fn walk(v: &mut Value, numbers: bool) {
         match v {
             Value::Object(m) => {
                 for (k, x) in m.iter_mut() {
                     match k.as_str() {
                         "index_version" | "built_at" | "trace_id" => *x = json!("[redacted]"),
                         "score" | "rrf" | "bm25" | "vector" | "weight" | "expires_at"
-                        | "tokens" => *x = json!("[number]"),
-                        _ => walk(x),
+                        | "tokens"
+                            if numbers =>
+                        {
+                            *x = json!("[number]")
+                        }
+                        _ => walk(x, numbers),
                     }
                 }
             }
-            Value::Array(a) => a.iter_mut().for_each(walk),
+            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, numbers)),
             // The version also appears inside the context block's preamble.
             Value::String(t) => {
                 if let Some(at) = t.find("cairn index ") {
@@ -147,7 +158,7 @@ fn stable(mut v: Value) -> Value {
             _ => {}
         }
     }
-    walk(&mut v);
+    walk(&mut v, numbers);
     v
 }
 
