@@ -87,7 +87,7 @@ enum Command {
         #[arg(long, value_enum, default_value = "cpu")]
         device: Device,
         /// Index versions to keep.
-        #[arg(long, default_value_t = 3)]
+        #[arg(long, default_value_t = cairn_index::layout::DEFAULT_KEEP)]
         keep: usize,
         /// Build the other repositories when one fails (the failure is recorded in the manifest).
         #[arg(long)]
@@ -335,7 +335,7 @@ struct ServeArgs {
     #[arg(long)]
     allow_rollback: bool,
     /// Index versions (and tried packs) kept after a dropped pack is adopted.
-    #[arg(long, default_value_t = cairn_serve::live::DEFAULT_KEEP)]
+    #[arg(long, default_value_t = cairn_index::layout::DEFAULT_KEEP)]
     keep: usize,
 }
 

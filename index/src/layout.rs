@@ -254,15 +254,15 @@ impl IndexRoot {
     /// current one. Returns the versions removed.
     pub fn prune(&self, keep: usize) -> Result<Vec<IndexVersion>, LayoutError> {
         let current = self.current().ok();
-        let mut dated: Vec<(String, IndexVersion)> = self
+        let mut dated: Vec<(Option<time::OffsetDateTime>, IndexVersion)> = self
             .list_versions()?
             .into_iter()
             .map(|v| {
                 let built = self
                     .version_dir(&v)
                     .read_manifest()
-                    .map(|m| m.built_at)
-                    .unwrap_or_default();
+                    .ok()
+                    .and_then(|m| m.built_time());
                 (built, v)
             })
             .collect();
@@ -350,6 +350,9 @@ impl IndexRoot {
         Ok(())
     }
 }
+
+/// Versions kept by default after a build or an adopted pack (`--keep`).
+pub const DEFAULT_KEEP: usize = 3;
 
 /// Scratch entries older than this are a dead writer's where the system
 /// cannot say whether a process is alive (no `/proc`).

@@ -33,6 +33,19 @@ pub struct Manifest {
     pub files: BTreeMap<String, FileRecord>,
 }
 
+impl Manifest {
+    /// When the version was built, for ordering versions by age (`None`: the
+    /// time does not parse, which orders before every real time). RFC 3339
+    /// texts do not order as strings once their fractions differ in length.
+    pub fn built_time(&self) -> Option<time::OffsetDateTime> {
+        parse_built_at(&self.built_at)
+    }
+}
+
+fn parse_built_at(text: &str) -> Option<time::OffsetDateTime> {
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()
+}
+
 /// The embedding model a version was built with; queries must use the same.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModelInfo {
@@ -165,4 +178,21 @@ pub struct FileRecord {
     pub sha256: String,
     /// Size in bytes.
     pub size: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_built_at;
+
+    /// Build times compare as times: `….5Z` is later than `….4999Z`, and
+    /// earlier than `….5000001Z`, although the strings order otherwise.
+    #[test]
+    fn build_times_order_as_times_not_strings() {
+        let t = |s| parse_built_at(s).expect(s);
+        assert!(t("2026-11-23T13:58:09.5Z") < t("2026-11-23T13:58:09.5000001Z"));
+        assert!("2026-11-23T13:58:09.5Z" > "2026-11-23T13:58:09.5000001Z");
+        assert!(t("2026-11-23T13:58:09Z") < t("2026-11-23T13:58:09.1Z"));
+        assert!("2026-11-23T13:58:09Z" > "2026-11-23T13:58:09.1Z");
+        assert!(parse_built_at("yesterday").is_none());
+    }
 }

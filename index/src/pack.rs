@@ -287,15 +287,16 @@ pub fn unpack(pack: &Path, root: &IndexRoot, rollback: Rollback) -> Result<Unpac
                 problems: report.problems.join("; "),
             });
         }
-        let built_at = unpacked.read_manifest()?.built_at;
-        let previous = root.current().ok();
-        let previous_built_at = previous
+        let manifest = unpacked.read_manifest()?;
+        let previous = root
+            .current()
+            .ok()
+            .and_then(|v| root.version_dir(&v).read_manifest().ok());
+        let older = previous
             .as_ref()
-            .and_then(|v| root.version_dir(v).read_manifest().ok())
-            .map(|m| m.built_at)
-            .unwrap_or_default();
-        // RFC 3339 UTC timestamps order as strings.
-        let older = previous.is_some() && built_at < previous_built_at;
+            .is_some_and(|p| manifest.built_time() < p.built_time());
+        let built_at = manifest.built_at;
+        let previous_built_at = previous.map(|m| m.built_at).unwrap_or_default();
         let current = !older || rollback == Rollback::Allow;
         if current {
             root.adopt(&unpacked, &version)?;

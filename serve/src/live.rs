@@ -44,9 +44,6 @@ pub struct LiveIndex {
     keep: usize,
 }
 
-/// Versions kept after an adoption unless `--keep` says otherwise (as `cairn build`).
-pub const DEFAULT_KEEP: usize = 3;
-
 impl LiveIndex {
     /// Opens CURRENT (failing fast when it is missing or incompatible).
     pub fn open(opts: EngineOptions) -> Result<Self, SearchError> {
@@ -60,7 +57,7 @@ impl LiveIndex {
             engine: ArcSwap::from_pointee(engine),
             opts,
             refused: Mutex::new(None),
-            keep: DEFAULT_KEEP,
+            keep: cairn_index::layout::DEFAULT_KEEP,
         }
     }
 

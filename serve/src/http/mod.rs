@@ -304,7 +304,10 @@ async fn authenticate(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody + 'static>>, Error> {
     match admit(&req) {
-        Ok(caller) => {
+        Ok((caller, anonymous)) => {
+            if anonymous {
+                req.extensions_mut().insert(Anonymous);
+            }
             req.extensions_mut().insert(caller);
             Ok(next.call(req).await?.map_into_left_body())
         }
@@ -354,8 +357,13 @@ pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
         .any(|a| a.eq_ignore_ascii_case(name) || a.eq_ignore_ascii_case(host))
 }
 
-/// The caller of `req`, or why it may not proceed.
-fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
+/// Marks a request that presented no valid credentials (a public route's
+/// anonymous caller), so handlers need not check credentials again.
+#[derive(Clone, Copy, Debug)]
+pub struct Anonymous;
+
+/// The caller of `req` (and whether it is anonymous), or why it may not proceed.
+fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     let Some(state) = req.app_data::<web::Data<AppState>>() else {
         return Err(ApiError::from_status(StatusCode::INTERNAL_SERVER_ERROR, ""));
     };
@@ -411,9 +419,9 @@ fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    let caller = match state.auth.check(presented) {
-        Verdict::Caller(c) => c,
-        Verdict::Missing | Verdict::Refused if public => Caller::anonymous(),
+    let (caller, anonymous) = match state.auth.check(presented) {
+        Verdict::Caller(c) => (c, false),
+        Verdict::Missing | Verdict::Refused if public => (Caller::anonymous(), true),
         Verdict::Missing => {
             return Err(ApiError::new(
                 StatusCode::UNAUTHORIZED,
@@ -443,7 +451,7 @@ fn admit(req: &ServiceRequest) -> Result<Caller, ApiError> {
         )
         .retry_after(wait));
     }
-    Ok(caller)
+    Ok((caller, anonymous))
 }
 
 /// The application: every route, the MCP transport, and the middleware.
