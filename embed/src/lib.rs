@@ -7,7 +7,7 @@
 //! Face hub cache. It knows nothing of indexes, git or HTTP.
 
 mod bert;
-#[cfg(feature = "test-fixtures")]
+#[cfg(any(test, feature = "test-fixtures"))]
 pub mod fixtures;
 mod model_files;
 

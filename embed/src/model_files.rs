@@ -50,20 +50,38 @@ impl ModelSpec {
 
     /// Resolves the files, or says where they were looked for.
     pub fn locate(&self) -> Result<ModelFiles, EmbedError> {
+        self.locate_in(&hf_hub::Cache::from_env())
+    }
+
+    /// [`ModelSpec::locate`] in a given hub cache. A revision is a branch or
+    /// tag (resolved through `refs/`) or a commit (its snapshot folder): a
+    /// manifest records the commit the build resolved, and the server opens
+    /// exactly that.
+    pub fn locate_in(&self, cache: &hf_hub::Cache) -> Result<ModelFiles, EmbedError> {
         match self {
             ModelSpec::Dir(dir) => from_dir(dir, &dir_name(dir), "local"),
             ModelSpec::Hub { id, revision } => {
-                let cache = hf_hub::Cache::from_env();
-                let repo = cache.repo(hf_hub::Repo::with_revision(
+                let hub_repo = hf_hub::Repo::with_revision(
                     id.clone(),
                     hf_hub::RepoType::Model,
                     revision.clone(),
-                ));
-                let config = repo
+                );
+                let snapshot = cache
+                    .path()
+                    .join(hub_repo.folder_name())
+                    .join("snapshots")
+                    .join(revision)
+                    .join("config.json");
+                let config = cache
+                    .repo(hub_repo)
                     .get("config.json")
+                    .or_else(|| snapshot.is_file().then_some(snapshot))
                     .ok_or_else(|| EmbedError::NotFound {
                         id: id.clone(),
-                        detail: format!("not in the hub cache at {}", cache.path().display()),
+                        detail: format!(
+                            "revision {revision} is not in the hub cache at {}",
+                            cache.path().display()
+                        ),
                     })?;
                 let dir = config.parent().map(Path::to_path_buf).unwrap_or_default();
                 // The snapshot folder is named by the commit the revision resolved to.
@@ -100,4 +118,32 @@ fn from_dir(dir: &Path, id: &str, revision: &str) -> Result<ModelFiles, EmbedErr
         weights: dir.join(FILES[2]),
         sentence_config: sentence.is_file().then_some(sentence),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hub cache as `scripts/fetch-model.sh` leaves it: `refs/main` names
+    /// the snapshot. Both the branch and the commit it resolved to (what a
+    /// manifest records) find the same files; an unknown commit does not.
+    #[test]
+    fn a_recorded_commit_finds_its_snapshot() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let commit = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf";
+        let repo = home.path().join("models--org--tiny");
+        crate::fixtures::write_tiny_bert(&repo.join("snapshots").join(commit)).expect("model");
+        std::fs::create_dir_all(repo.join("refs")).expect("refs");
+        std::fs::write(repo.join("refs/main"), commit).expect("ref");
+        let cache = hf_hub::Cache::new(home.path().to_owned());
+        let hub = |revision: &str| ModelSpec::Hub {
+            id: "org/tiny".into(),
+            revision: revision.into(),
+        };
+        let by_branch = hub("main").locate_in(&cache).expect("main");
+        let by_commit = hub(commit).locate_in(&cache).expect("commit");
+        assert_eq!(by_branch.weights, by_commit.weights);
+        assert_eq!(by_commit.revision, commit);
+        assert!(hub(&"0".repeat(40)).locate_in(&cache).is_err());
+    }
 }

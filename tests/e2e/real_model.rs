@@ -1,7 +1,7 @@
 //! The real default model, end to end. `.ci/run` fetches it first and sets
 //! CAIRN_REQUIRE_MODEL=1, so in CI this runs rather than skips.
 
-use crate::fixtures::{World, current_dir, read_json, stderr};
+use crate::fixtures::{World, cairn, current_dir, read_json, stderr, stdout};
 
 #[test]
 fn builds_with_the_default_model() {
@@ -31,4 +31,19 @@ fn builds_with_the_default_model() {
         .expect("vectors")
         .len();
     assert_eq!(vectors, chunks * 384 * 4);
+
+    // The server side opens the revision the manifest records (a commit,
+    // not a branch) in the same hub cache: vector search is on.
+    let out = w.path("out");
+    let found = cairn(&[
+        "search",
+        "fit a point lens model",
+        "--index",
+        out.to_str().expect("utf8"),
+        "--json",
+    ]);
+    assert!(found.status.success(), "{}", stderr(&found));
+    let resp: serde_json::Value = serde_json::from_str(&stdout(&found)).expect("json");
+    assert_eq!(resp["mode"], "hybrid", "{resp}");
+    assert!(resp["notice"].is_null(), "{resp}");
 }
