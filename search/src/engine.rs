@@ -65,6 +65,8 @@ pub struct Engine {
     degraded: Option<String>,
     weights: RuntimeWeights,
     root: IndexRoot,
+    /// What caller-scoped BM25 statistics read, gathered at open.
+    bm25: rank::Bm25Tables,
 }
 
 /// A prior against chunks too short to answer anything (a lone heading, a
@@ -147,6 +149,7 @@ impl Engine {
             Some(e) if e.model().weights_sha256 == snap.manifest.model.weights_sha256 => {
                 let weights = RuntimeWeights::load(state_path(&root))?;
                 Ok(Self {
+                    bm25: rank::Bm25Tables::new(&snap)?,
                     snap,
                     embedder: Some(Arc::clone(e)),
                     degraded: None,
@@ -186,6 +189,7 @@ impl Engine {
             ),
         };
         Ok(Self {
+            bm25: rank::Bm25Tables::new(&snap)?,
             snap,
             embedder,
             degraded,
@@ -271,10 +275,8 @@ impl Engine {
         let groups = req.groups.as_deref();
         let allowed = Arc::new(rank::allowed_chunks(&self.snap, &req.filters, groups));
         // Every statistic a score depends on comes from what the caller may see.
-        let stats = rank::ScopedStats::new(
-            &self.snap,
-            Arc::new(rank::visible_chunks(&self.snap, groups)),
-        )?;
+        let visible = rank::visible_chunks(&self.snap, groups);
+        let stats = rank::ScopedStats::new(&self.snap, &self.bm25, &visible);
         let (mentioned, bm25_text) = rank::mentioned_toolkits(&self.snap, query, groups);
         let qvec = match (&self.embedder, mode) {
             (Some(e), Mode::Hybrid | Mode::Vector) => e.vector(query)?,

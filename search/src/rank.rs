@@ -6,8 +6,7 @@ use cairn_index::analyzer::code_analyzer;
 use cairn_index::schema::ChunkSchema;
 use cairn_index::{DocRecord, Doctype, Snapshot};
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex};
-use tantivy::columnar::Column;
+use std::sync::Arc;
 use tantivy::query::{
     Bm25StatisticsProvider, BooleanQuery, BoostQuery, Occur, PhraseQuery, Query, TermQuery,
 };
@@ -48,63 +47,98 @@ pub fn visible_chunks(snap: &Snapshot, groups: Option<&[String]>) -> Vec<bool> {
     snap.chunks.iter().map(|c| doc_ok[c.doc as usize]).collect()
 }
 
+/// What caller-scoped BM25 statistics read, gathered once per opened
+/// version: each tantivy document's chunk ordinal, and each scored field's
+/// length per chunk (tantivy's fieldnorm, the length its BM25 uses).
+pub struct Bm25Tables {
+    /// Per segment, per document: the chunk ordinal.
+    chunk_of: Vec<Vec<u32>>,
+    /// Per scored field: its length in each chunk (by ordinal).
+    lengths: Vec<(Field, Vec<u32>)>,
+}
+
+impl Bm25Tables {
+    /// Reads the tables of `snap`'s index.
+    pub fn new(snap: &Snapshot) -> tantivy::Result<Self> {
+        let s = &snap.schema;
+        let fields = [s.body, s.title, s.symbols, s.path, s.context];
+        let mut lengths: Vec<(Field, Vec<u32>)> = fields
+            .iter()
+            .map(|f| (*f, vec![0; snap.chunks.len()]))
+            .collect();
+        let searcher = snap.reader.searcher();
+        let mut chunk_of = Vec::new();
+        for seg in searcher.segment_readers() {
+            let column = seg.fast_fields().u64("chunk")?;
+            let norms = fields
+                .iter()
+                .map(|f| seg.get_fieldnorms_reader(*f))
+                .collect::<tantivy::Result<Vec<_>>>()?;
+            let mut ords = Vec::with_capacity(seg.max_doc() as usize);
+            for doc in 0..seg.max_doc() {
+                let ord = column.first(doc).map_or(u32::MAX, |o| o as u32);
+                ords.push(ord);
+                for ((_, per_chunk), norm) in lengths.iter_mut().zip(&norms) {
+                    if let Some(len) = per_chunk.get_mut(ord as usize) {
+                        *len = norm.fieldnorm(doc);
+                    }
+                }
+            }
+            chunk_of.push(ords);
+        }
+        Ok(Self { chunk_of, lengths })
+    }
+
+    /// The chunk ordinal of a tantivy document.
+    fn chunk(&self, segment: usize, doc: tantivy::DocId) -> Option<u32> {
+        self.chunk_of
+            .get(segment)
+            .and_then(|d| d.get(doc as usize))
+            .copied()
+            .filter(|o| *o != u32::MAX)
+    }
+}
+
 /// BM25 statistics (document count, field lengths, document frequencies)
 /// over the chunks one caller may see, so that a hidden document moves no
 /// visible score: the answer is the one the caller would get if the hidden
-/// documents did not exist. Field lengths are tantivy's stored fieldnorms,
-/// the same lengths its BM25 uses for each document.
-pub struct ScopedStats {
+/// documents did not exist.
+pub struct ScopedStats<'a> {
     searcher: Searcher,
-    visible: Arc<Vec<bool>>,
-    /// Each segment's chunk-ordinal column.
-    chunk_of: Vec<Column<u64>>,
-    /// Field lengths summed, computed once per field.
-    tokens: Mutex<HashMap<Field, u64>>,
+    tables: &'a Bm25Tables,
+    visible: &'a [bool],
+    /// Every chunk is visible: document frequencies come from tantivy's
+    /// term dictionary (the same count, without scanning postings).
+    all: bool,
 }
 
-impl ScopedStats {
+impl<'a> ScopedStats<'a> {
     /// Statistics over the chunks `visible` marks.
-    pub fn new(snap: &Snapshot, visible: Arc<Vec<bool>>) -> tantivy::Result<Self> {
-        let searcher = snap.reader.searcher();
-        let chunk_of = searcher
-            .segment_readers()
-            .iter()
-            .map(|seg| seg.fast_fields().u64("chunk"))
-            .collect::<tantivy::Result<Vec<_>>>()?;
-        Ok(Self {
-            searcher,
+    pub fn new(snap: &Snapshot, tables: &'a Bm25Tables, visible: &'a [bool]) -> Self {
+        Self {
+            searcher: snap.reader.searcher(),
+            tables,
             visible,
-            chunk_of,
-            tokens: Mutex::new(HashMap::new()),
-        })
+            all: visible.iter().all(|v| *v),
+        }
     }
 
-    fn sees(&self, segment: usize, doc: tantivy::DocId) -> bool {
-        self.chunk_of
-            .get(segment)
-            .and_then(|col| col.first(doc))
-            .and_then(|ord| self.visible.get(ord as usize).copied())
-            .unwrap_or(false)
+    fn sees(&self, chunk: u32) -> bool {
+        self.visible.get(chunk as usize).copied().unwrap_or(false)
     }
 }
 
-impl Bm25StatisticsProvider for ScopedStats {
+impl Bm25StatisticsProvider for ScopedStats<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        let mut cache = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(n) = cache.get(&field) {
-            return Ok(*n);
+        match self.tables.lengths.iter().find(|(f, _)| *f == field) {
+            Some((_, per_chunk)) => Ok(per_chunk
+                .iter()
+                .zip(self.visible)
+                .filter(|(_, v)| **v)
+                .map(|(n, _)| u64::from(*n))
+                .sum()),
+            None => self.searcher.total_num_tokens(field),
         }
-        let mut total = 0u64;
-        for (s, seg) in self.searcher.segment_readers().iter().enumerate() {
-            let norms = seg.get_fieldnorms_reader(field)?;
-            for doc in 0..seg.max_doc() {
-                if self.sees(s, doc) {
-                    total += u64::from(norms.fieldnorm(doc));
-                }
-            }
-        }
-        cache.insert(field, total);
-        Ok(total)
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
@@ -112,6 +146,9 @@ impl Bm25StatisticsProvider for ScopedStats {
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        if self.all {
+            return self.searcher.doc_freq(term);
+        }
         let mut n = 0u64;
         for (s, seg) in self.searcher.segment_readers().iter().enumerate() {
             let inverted = seg.inverted_index(term.field())?;
@@ -120,7 +157,7 @@ impl Bm25StatisticsProvider for ScopedStats {
             };
             let mut doc = postings.doc();
             while doc != TERMINATED {
-                if self.sees(s, doc) {
+                if self.tables.chunk(s, doc).is_some_and(|c| self.sees(c)) {
                     n += 1;
                 }
                 doc = postings.advance();
@@ -255,7 +292,7 @@ pub fn mentioned_toolkits(
 /// Top `k` BM25 chunks among the allowed ones, best first.
 pub fn bm25(
     snap: &Snapshot,
-    stats: &ScopedStats,
+    stats: &ScopedStats<'_>,
     query: &str,
     allowed: &Arc<Vec<bool>>,
     k: usize,
@@ -306,7 +343,7 @@ pub fn bm25_query(s: &ChunkSchema, query: &str) -> Option<BooleanQuery> {
 /// tutorial defines (`log_prob`) says little about which one is meant.
 pub fn identifier_lists(
     snap: &Snapshot,
-    stats: &ScopedStats,
+    stats: &ScopedStats<'_>,
     query: &str,
     allowed: &Arc<Vec<bool>>,
     k: usize,
@@ -355,7 +392,7 @@ fn is_identifier(w: &str) -> bool {
 
 /// Top `k` allowed chunks for `query`, scored with the caller's `stats`.
 fn run(
-    stats: &ScopedStats,
+    stats: &ScopedStats<'_>,
     query: &dyn Query,
     allowed: &Arc<Vec<bool>>,
     k: usize,
@@ -371,12 +408,8 @@ fn run(
         .search_with_statistics_provider(query, &collector, stats)?;
     let mut out = Vec::with_capacity(top.len());
     for (score, addr) in top {
-        if let Some(ord) = stats
-            .chunk_of
-            .get(addr.segment_ord as usize)
-            .and_then(|col| col.first(addr.doc_id))
-        {
-            out.push((ord as u32, score));
+        if let Some(ord) = stats.tables.chunk(addr.segment_ord as usize, addr.doc_id) {
+            out.push((ord, score));
         }
     }
     // Deterministic order: score, then chunk ordinal (doc order, then line).
