@@ -415,13 +415,10 @@ impl ServeArgs {
     }
 }
 
-/// Bad input to a search call: the message, exit code 2.
+/// A failed search call: `error [code]: message`, and the code's exit status.
 fn input_error(e: &cairn_search::SearchError) -> ExitCode {
     eprintln!("error [{}]: {e}", e.code());
-    ExitCode::from(match e.code() {
-        "invalid_argument" | "not_found" => 2,
-        _ => 1,
-    })
+    ExitCode::from(e.code().exit_code())
 }
 
 fn main() -> ExitCode {

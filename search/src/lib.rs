@@ -9,6 +9,7 @@
 //! embedder). Ranking lives in [`rank`], links in [`links`], the golden-query
 //! evaluation in [`eval`].
 
+pub mod code;
 pub mod context;
 mod engine;
 pub mod eval;
@@ -19,6 +20,7 @@ mod render;
 pub mod runtime_weights;
 mod types;
 
+pub use code::Code;
 pub use context::{ChatMessage, Citation, ContextRequest, ContextResponse, TokenizerName};
 pub use engine::{Engine, EngineOptions};
 pub use query_vectors::CacheStats;
@@ -73,16 +75,16 @@ pub enum SearchError {
 }
 
 impl SearchError {
-    /// The stable code connectors put in problem+json and MCP errors.
-    pub fn code(&self) -> &'static str {
+    /// The stable code connectors put in problem+json, MCP errors and the CLI's exit status.
+    pub fn code(&self) -> Code {
         match self {
-            SearchError::Open(_) => "index_unavailable",
-            SearchError::ModelMismatch { .. } => "model_mismatch",
-            SearchError::Invalid { .. } => "invalid_argument",
-            SearchError::NotFound(_) => "not_found",
-            SearchError::DeadlineExceeded => "deadline_exceeded",
+            SearchError::Open(_) => Code::IndexUnavailable,
+            SearchError::ModelMismatch { .. } => Code::ModelMismatch,
+            SearchError::Invalid { .. } => Code::InvalidArgument,
+            SearchError::NotFound(_) => Code::NotFound,
+            SearchError::DeadlineExceeded => Code::DeadlineExceeded,
             SearchError::Embed(_) | SearchError::Tantivy(_) | SearchError::State { .. } => {
-                "internal"
+                Code::Internal
             }
         }
     }

@@ -13,6 +13,7 @@ use crate::auth::Caller;
 use crate::live::LiveIndex;
 use crate::pool::CpuPool;
 use crate::problem::ApiError;
+use cairn_search::Code;
 use cairn_search::{MAX_SPAN_LINES, SearchError, SpanRequest};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -249,8 +250,7 @@ impl CairnMcp {
                 Ok(tool_ok(to_value(&w), text))
             }
             other => Err(ApiError::new(
-                actix_web::http::StatusCode::NOT_FOUND,
-                "not_found",
+                Code::NotFound,
                 format!("no tool named {other:?} for this caller"),
             )),
         }
@@ -401,7 +401,7 @@ impl ServerHandler for CairnMcp {
                     "expected {DOC_URI}<doc_id>?lines=START-END, got {:?}",
                     request.uri
                 ),
-                Some(json!({ "code": "invalid_argument", "field": "uri" })),
+                Some(json!({ "code": Code::InvalidArgument, "field": "uri" })),
             )
         })?;
         let (start, end) = lines.unwrap_or((1, i64::from(MAX_SPAN_LINES)));
@@ -411,7 +411,7 @@ impl ServerHandler for CairnMcp {
             .map_err(|e| {
                 let e = ApiError::from(e);
                 let data = Some(json!({ "code": e.code, "field": e.field }));
-                if e.code == "not_found" {
+                if e.code == Code::NotFound {
                     McpError::resource_not_found(e.detail, data)
                 } else {
                     McpError::invalid_params(e.detail, data)

@@ -8,7 +8,7 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
-use cairn_search::SearchError;
+use cairn_search::{Code, SearchError};
 use serde::Serialize;
 use std::fmt;
 
@@ -21,7 +21,7 @@ pub struct ApiError {
     /// HTTP status.
     pub status: StatusCode,
     /// Stable machine-readable code (the same codes MCP tool errors carry).
-    pub code: &'static str,
+    pub code: Code,
     /// The request field at fault, if one is.
     pub field: Option<String>,
     /// What went wrong, for a person.
@@ -34,10 +34,10 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// An error with no field.
-    pub fn new(status: StatusCode, code: &'static str, detail: impl Into<String>) -> Self {
+    /// An error with no field, answered with its code's status.
+    pub fn new(code: Code, detail: impl Into<String>) -> Self {
         Self {
-            status,
+            status: status_of(code),
             code,
             field: None,
             detail: detail.into(),
@@ -50,7 +50,7 @@ impl ApiError {
     pub fn invalid(field: impl Into<String>, detail: impl Into<String>) -> Self {
         Self {
             field: Some(field.into()),
-            ..Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_argument", detail)
+            ..Self::new(Code::InvalidArgument, detail)
         }
     }
 
@@ -58,7 +58,7 @@ impl ApiError {
     pub fn malformed(field: Option<String>, detail: impl Into<String>) -> Self {
         Self {
             field,
-            ..Self::new(StatusCode::BAD_REQUEST, "malformed_request", detail)
+            ..Self::new(Code::MalformedRequest, detail)
         }
     }
 
@@ -75,7 +75,7 @@ impl ApiError {
             title: self.status.canonical_reason().unwrap_or("Error").to_owned(),
             status: self.status.as_u16(),
             detail: self.detail.clone(),
-            code: self.code.to_owned(),
+            code: self.code,
             field: self.field.clone(),
             instance: instance.to_owned(),
             trace_id: trace_id.to_owned(),
@@ -103,25 +103,17 @@ impl ApiError {
 
     /// The error actix's own failures (unknown route, wrong method, oversized body …) map to.
     pub fn from_status(status: StatusCode, detail: &str) -> Self {
-        let code = match status {
-            StatusCode::NOT_FOUND => "not_found",
-            StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
-            StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
-            StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
-            StatusCode::UNAUTHORIZED => "unauthorized",
-            StatusCode::FORBIDDEN => "forbidden",
-            StatusCode::TOO_MANY_REQUESTS => "rate_limited",
-            StatusCode::SERVICE_UNAVAILABLE => "overloaded",
-            s if s.is_client_error() => "malformed_request",
-            _ => "internal",
-        };
+        let code = Code::from_http_status(status.as_u16());
         // Never echo internal error text to clients.
         let detail = if status.is_server_error() {
             "the server failed to answer; quote the trace_id when reporting it".to_owned()
         } else {
             detail.to_owned()
         };
-        Self::new(status, code, detail)
+        Self {
+            status,
+            ..Self::new(code, detail)
+        }
     }
 }
 
@@ -175,20 +167,17 @@ impl From<crate::pool::PoolError> for ApiError {
         use crate::pool::PoolError;
         match e {
             PoolError::Overloaded => ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "overloaded",
+                Code::Overloaded,
                 "every search worker is busy and the queue is full; retry shortly",
             )
             .retry_after(1),
             PoolError::DeadlineExceeded => ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "deadline_exceeded",
+                Code::DeadlineExceeded,
                 "the answer took longer than the server's deadline; retry shortly",
             )
             .retry_after(2),
             PoolError::Panicked => ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
+                Code::Internal,
                 "the search failed; quote the trace_id when reporting it",
             ),
         }
@@ -197,27 +186,33 @@ impl From<crate::pool::PoolError> for ApiError {
 
 impl From<SearchError> for ApiError {
     fn from(e: SearchError) -> Self {
+        let code = e.code();
         match e {
             SearchError::Invalid { field, message } => ApiError::invalid(field, message),
             SearchError::NotFound(id) => ApiError {
                 field: Some("doc_id".to_owned()),
-                ..ApiError::new(
-                    StatusCode::NOT_FOUND,
-                    "not_found",
-                    format!("doc_id {id:?} not found"),
-                )
+                ..ApiError::new(code, format!("doc_id {id:?} not found"))
             },
             SearchError::DeadlineExceeded => crate::pool::PoolError::DeadlineExceeded.into(),
             other => {
-                tracing::error!(error = %other, code = other.code(), "search library failed");
-                ApiError::new(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal",
+                // Never echo a library's internal text to clients.
+                tracing::error!(error = %other, %code, "search library failed");
+                let e = ApiError::new(
+                    code,
                     "the search failed; quote the trace_id when reporting it",
-                )
+                );
+                match code.retryable() {
+                    true => e.retry_after(2),
+                    false => e,
+                }
             }
         }
     }
+}
+
+/// The HTTP status of `code`.
+pub fn status_of(code: Code) -> StatusCode {
+    StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 /// RFC 9457 problem details, with cairn's `code`, `field` and `trace_id` members.
@@ -232,9 +227,8 @@ pub struct Problem {
     pub status: u16,
     /// What went wrong and how to fix the request.
     pub detail: String,
-    /// Stable code: invalid_argument, malformed_request, not_found, unauthorized, forbidden,
-    /// payload_too_large, rate_limited, overloaded, deadline_exceeded, index_unavailable, internal.
-    pub code: String,
+    /// Stable code, one of [`Code`]'s names.
+    pub code: Code,
     /// The request field at fault.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field: Option<String>,
@@ -242,4 +236,70 @@ pub struct Problem {
     pub instance: String,
     /// Identifies the request in the server's logs.
     pub trace_id: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The README's table of codes: (code, HTTP status, exit code, retryable).
+    fn readme_codes() -> Vec<(String, u16, u8, bool)> {
+        include_str!("../../README.md")
+            .lines()
+            .filter_map(|l| {
+                let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+                let code = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+                Some((
+                    code.to_owned(),
+                    cells.get(2)?.parse().ok()?,
+                    cells.get(3)?.parse().ok()?,
+                    cells.get(4)?.starts_with("yes"),
+                ))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_readme_lists_every_code_as_the_table_defines_it() {
+        let table: Vec<_> = Code::ALL
+            .iter()
+            .map(|c| {
+                (
+                    c.name().to_owned(),
+                    c.http_status(),
+                    c.exit_code(),
+                    c.retryable(),
+                )
+            })
+            .collect();
+        assert_eq!(readme_codes(), table);
+    }
+
+    #[test]
+    fn the_openapi_document_enumerates_every_code() {
+        let doc = serde_json::to_value(crate::http::openapi::document(None)).expect("json");
+        let listed: Vec<&str> = doc["components"]["schemas"]["Code"]["enum"]
+            .as_array()
+            .expect("Code is an enum in the OpenAPI document")
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        let names: Vec<&str> = Code::ALL.iter().map(|c| c.name()).collect();
+        assert_eq!(listed, names);
+        assert_eq!(
+            doc["components"]["schemas"]["Problem"]["properties"]["code"]["$ref"],
+            "#/components/schemas/Code"
+        );
+    }
+
+    #[test]
+    fn retryable_codes_tell_the_client_when() {
+        for e in [
+            ApiError::from(crate::pool::PoolError::Overloaded),
+            ApiError::from(crate::pool::PoolError::DeadlineExceeded),
+        ] {
+            assert!(e.code.retryable() && e.retry_after.is_some(), "{e}");
+            assert_eq!(e.status.as_u16(), e.code.http_status());
+        }
+    }
 }

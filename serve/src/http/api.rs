@@ -7,9 +7,9 @@ use super::{AppState, TraceId, json};
 use crate::args::{BatchArgs, ContextArgs, SearchArgs, TreeArgs, WeightArgs, WeightResponse};
 use crate::auth::Caller;
 use crate::problem::{ApiError, Problem};
-use actix_web::http::StatusCode;
 use actix_web::http::header;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
+use cairn_search::Code;
 use cairn_search::{
     ContextResponse, HealthResponse, RetrieveResponse, SearchResponse, SpanRequest, TreeResponse,
     VersionResponse,
@@ -58,8 +58,7 @@ fn body<T: DeserializeOwned>(req: &HttpRequest, bytes: &web::Bytes) -> Result<T,
             .is_ok_and(|s| s.trim_start().starts_with("application/json"))
     {
         return Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
+            Code::UnsupportedMediaType,
             "send the body as application/json",
         ));
     }
@@ -334,8 +333,7 @@ pub async fn weight(
 ) -> Result<HttpResponse, ApiError> {
     if !caller(&req).admin {
         return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
+            Code::Forbidden,
             "setting weights needs an admin token (`cairn token add NAME --admin`)",
         ));
     }

@@ -22,6 +22,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::middleware::{Compress, Next, from_fn};
 use actix_web::{App, Error, HttpMessage, HttpResponse, web};
+use cairn_search::Code;
 use futures_util::FutureExt;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
@@ -209,13 +210,13 @@ async fn trace(
     let method_label = crate::metrics::method_label(req.method());
     let method: String = req.method().as_str().chars().take(16).collect();
     let state = req.app_data::<web::Data<AppState>>().cloned();
-    let record = |route: &str, status: StatusCode, caller: &str, code: Option<&str>| {
+    let record = |route: &str, status: StatusCode, caller: &str, code: Option<Code>| {
         let took = started.elapsed();
         if let Some(s) = &state {
             s.metrics
                 .request(route, method_label, status.as_u16(), took);
             if let Some(code) = code {
-                s.metrics.error(code);
+                s.metrics.error(code.name());
             }
         }
         tracing::info!(
@@ -227,7 +228,7 @@ async fn trace(
             status = status.as_u16(),
             micros = took.as_micros() as u64,
             caller = %caller,
-            code = code.unwrap_or(""),
+            code = code.map_or("", Code::name),
             "request"
         );
     };
@@ -275,7 +276,7 @@ async fn trace(
         });
         if let Some(api) = api {
             if status.is_server_error() {
-                tracing::error!(trace_id = %trace_id, code = api.code, detail = %api.detail, "server error");
+                tracing::error!(trace_id = %trace_id, code = api.code.name(), detail = %api.detail, "server error");
             }
             code = Some(api.code);
             http_res = api.response(&trace_id, &path);
@@ -376,15 +377,13 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
             .eq_ignore_ascii_case(b"identity")
     {
         return Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
+            Code::UnsupportedMediaType,
             "request bodies must not be compressed: send them without Content-Encoding",
         ));
     }
     if declared_length(req).is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
+            Code::PayloadTooLarge,
             format!("request bodies are limited to {MAX_BODY_BYTES} bytes"),
         ));
     }
@@ -394,8 +393,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
         && !host_allowed(&host, &state.opts.allowed_hosts)
     {
         return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
+            Code::Forbidden,
             "this Host is not served; start the server with --allow-host for it",
         ));
     }
@@ -409,8 +407,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
             .any(|o| o.as_bytes() == origin.as_bytes())
     {
         return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "forbidden",
+            Code::Forbidden,
             "this Origin is not allowed; start the server with --allow-origin for it",
         ));
     }
@@ -424,15 +421,13 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
         Verdict::Missing | Verdict::Refused if public => (Caller::anonymous(), true),
         Verdict::Missing => {
             return Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
+                Code::Unauthorized,
                 "send `Authorization: Bearer <token>` (make one with `cairn token add NAME`)",
             ));
         }
         Verdict::Refused => {
             return Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
+                Code::Unauthorized,
                 "the bearer token is not valid (wrong, revoked or expired)",
             ));
         }
@@ -442,8 +437,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
         && let Err(wait) = limiter.take(&caller.name, Instant::now())
     {
         return Err(ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limited",
+            Code::RateLimited,
             format!(
                 "{} is over its request budget; retry in {wait} s",
                 caller.name

@@ -29,7 +29,7 @@ use utoipa::openapi::{self, Server};
         api::health,
         api::ready
     ),
-    components(schemas(Problem)),
+    components(schemas(Problem, cairn_search::Code)),
     security(("bearer" = []))
 )]
 struct ApiDoc;
