@@ -50,7 +50,7 @@ impl BertEmbedder {
             DevicePref::Cuda(i) if candle_core::utils::cuda_is_available() => Device::new_cuda(i)?,
             DevicePref::Cuda(_) => {
                 return Err(EmbedError::Device(
-                    "--device cuda needs a build with `--features cuda` and an NVIDIA GPU; this build or machine has none"
+                    "the GPU needs a build with `--features cuda` and an NVIDIA GPU; this build or machine has none"
                         .to_owned(),
                 ));
             }

@@ -20,7 +20,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, thiserror::Error)]
 pub enum EmbedError {
     /// The model's files are not where they were looked for.
-    #[error("model {id} not found: {detail}. Run scripts/fetch-model.sh, or pass --model-dir")]
+    #[error(
+        "model {id} not found: {detail}. Run scripts/fetch-model.sh, or name the model's folder"
+    )]
     NotFound {
         /// Model id asked for.
         id: String,

@@ -351,8 +351,11 @@ impl IndexRoot {
     }
 }
 
-/// Versions kept by default after a build or an adopted pack (`--keep`).
+/// Versions kept by default after a build or an adopted pack.
 pub const DEFAULT_KEEP: usize = 3;
+
+/// The index root used unless another is named.
+pub const DEFAULT_ROOT: &str = ".cairn/index";
 
 /// Scratch entries older than this are a dead writer's where the system
 /// cannot say whether a process is alive (no `/proc`).

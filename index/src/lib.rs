@@ -4,29 +4,34 @@
 //! What lives here: the identifiers ([`DocId`], [`LineSpan`], [`IndexVersion`]),
 //! the [`LineIndex`] of a file, the [`Manifest`], the doc registry and chunk
 //! and subchunk records, the tantivy schema and its code-aware analyzer, the flat vector
-//! file, writing and atomically publishing a version ([`layout`]),
+//! file and its one row order ([`rows`]), filling a version ([`builder`]) and
+//! atomically publishing it ([`layout`]),
 //! [`verify`], and shipping a version as a checked pack ([`pack`]). It
 //! knows nothing of git, HTTP or embedding models; the builder
 //! (`cairn-pipeline`) and the server depend on it, never the reverse.
 
 pub mod analyzer;
+pub mod builder;
 pub mod ids;
 pub mod layout;
 pub mod lines;
 pub mod manifest;
 pub mod pack;
 pub mod records;
+pub mod rows;
 pub mod schema;
 pub mod snapshot;
 pub mod vectors;
 pub mod verify;
 pub mod weights;
 
+pub use builder::{NewChunk, VersionBuilder, WriteError};
 pub use ids::{DocId, IdError, IndexVersion, LineSpan};
 pub use layout::{IndexRoot, LayoutError, VersionWriter};
 pub use lines::LineIndex;
 pub use manifest::{FORMAT_VERSION, Manifest, OLDEST_READABLE_FORMAT};
 pub use records::{ChunkRecord, DocRecord, Doctype, SubchunkRecord};
+pub use rows::Rows;
 pub use snapshot::{OpenError, Snapshot};
 pub use verify::{VerifyReport, verify, verify_version};
 pub use weights::Weights;

@@ -2,19 +2,28 @@
 
 use memmap2::Mmap;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
 #[cfg(not(target_endian = "little"))]
 compile_error!("the vector file is read in place as little-endian f32");
 
-/// Writes `rows` (each of length `dim`) as little-endian f32.
-pub fn write_vectors<W: Write>(out: &mut W, rows: &[Vec<f32>]) -> io::Result<()> {
-    let mut buf = Vec::with_capacity(rows.iter().map(|r| r.len() * 4).sum());
-    for v in rows.iter().flatten() {
-        buf.extend_from_slice(&v.to_le_bytes());
+/// Appends `values` to `out` as little-endian f32: the one encoding of every
+/// vector cairn stores (index versions, build parts, the embedding cache).
+pub fn encode_into(out: &mut Vec<u8>, values: &[f32]) {
+    out.reserve(values.len() * 4);
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
     }
-    out.write_all(&buf)
+}
+
+/// Decodes little-endian f32s; `bytes.len()` must be a multiple of 4 (a
+/// shorter tail is ignored, and callers check lengths first).
+pub fn decode(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
 }
 
 /// A read-only, memory-mapped vector matrix.

@@ -16,7 +16,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = args
         .get(1)
         .ok_or("usage: chunk_stats repositories.yml [cache]")?;
-    let cache = Path::new(args.get(2).map_or(".cairn/cache", String::as_str));
+    let cache = Path::new(
+        args.get(2)
+            .map_or(cairn_pipeline::DEFAULT_CACHE, String::as_str),
+    );
     let registry = Registry::load(Path::new(config))?;
     let settings = BuildSettings::default();
     let e = BertEmbedder::load(&ModelSpec::default_hub().locate()?, DevicePref::Cpu)?;

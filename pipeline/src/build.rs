@@ -101,7 +101,7 @@ pub enum BuildError {
 
 impl BuildError {
     /// The process exit code: 2 for bad configuration, 1 otherwise.
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_code(&self) -> u8 {
         match self {
             BuildError::Config(_) => 2,
             _ => 1,
@@ -353,7 +353,7 @@ pub fn merge(
     }
     let mismatch = |m: String| BuildError::Part(PartError::Mismatch(m));
     let Some((first, _)) = loaded.first() else {
-        return Err(mismatch("--merge needs at least one part".to_owned()));
+        return Err(mismatch("a merge needs at least one part".to_owned()));
     };
     let count = first.shard.count;
     let mut seen = vec![false; count];
@@ -853,7 +853,9 @@ fn sync_all(
                 });
             }
             Err(e) if opts.keep_going => {
-                reporter.note(&format!("FAILED {e} (continuing: --keep-going)"));
+                reporter.note(&format!(
+                    "FAILED {e} (continuing with the other repositories)"
+                ));
                 record.error = Some(e.to_string());
                 out.push(RepoDocs {
                     cfg: cfg.clone(),

@@ -51,17 +51,17 @@ impl Shard {
     pub fn parse(s: &str) -> Result<Self, String> {
         let (i, n) = s
             .split_once('/')
-            .ok_or_else(|| format!("--shard {s:?}: expected I/N, e.g. 2/4"))?;
+            .ok_or_else(|| format!("shard {s:?}: expected I/N, e.g. 2/4"))?;
         let (index, count) = (
             i.trim()
                 .parse::<usize>()
-                .map_err(|_| format!("--shard {s:?}: I is not a number"))?,
+                .map_err(|_| format!("shard {s:?}: I is not a number"))?,
             n.trim()
                 .parse::<usize>()
-                .map_err(|_| format!("--shard {s:?}: N is not a number"))?,
+                .map_err(|_| format!("shard {s:?}: N is not a number"))?,
         );
         if count == 0 || index == 0 || index > count {
-            return Err(format!("--shard {s:?}: need 1 ≤ I ≤ N"));
+            return Err(format!("shard {s:?}: need 1 ≤ I ≤ N"));
         }
         Ok(Self { index, count })
     }

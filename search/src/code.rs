@@ -81,6 +81,7 @@ impl Code {
     pub fn from_http_status(status: u16) -> Code {
         match status {
             404 => Code::NotFound,
+            422 => Code::InvalidArgument,
             405 => Code::MethodNotAllowed,
             413 => Code::PayloadTooLarge,
             415 => Code::UnsupportedMediaType,

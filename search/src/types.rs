@@ -5,6 +5,12 @@ use utoipa::ToSchema;
 
 /// Most hits a search returns.
 pub const MAX_LIMIT: usize = 50;
+/// Hits returned when a search names no limit.
+pub const DEFAULT_LIMIT: usize = 10;
+/// Levels of the doc_id tree shown unless asked otherwise.
+pub const DEFAULT_TREE_DEPTH: usize = 2;
+/// Entries of the doc_id tree shown unless asked otherwise.
+pub const DEFAULT_TREE_ENTRIES: usize = 500;
 /// Longest query accepted, in characters.
 pub const MAX_QUERY_CHARS: usize = 1000;
 /// Most lines one retrieve returns.

@@ -111,7 +111,7 @@ impl SearchArgs {
     ) -> SearchRequest {
         SearchRequest {
             query: self.query,
-            limit: self.limit.unwrap_or(10),
+            limit: self.limit.unwrap_or(cairn_search::DEFAULT_LIMIT),
             filters: filters(
                 self.toolkit,
                 self.doctype,
@@ -241,8 +241,9 @@ impl TreeArgs {
     ) -> Result<TreeResponse, SearchError> {
         engine.tree(
             self.prefix.as_deref().unwrap_or(""),
-            self.depth.unwrap_or(2),
-            self.max_entries.unwrap_or(500),
+            self.depth.unwrap_or(cairn_search::DEFAULT_TREE_DEPTH),
+            self.max_entries
+                .unwrap_or(cairn_search::DEFAULT_TREE_ENTRIES),
             groups,
         )
     }

@@ -221,12 +221,16 @@ pub struct JwtConfig {
 impl JwtConfig {
     /// Reads the key: a secret file for HS256, a PEM public key for RS256.
     pub fn from_file(
-        path: &Path,
-        rs256: bool,
+        key: &crate::config::JwtKeyFile,
         issuer: Option<String>,
         audience: Option<String>,
         admin_group: String,
     ) -> Result<Self, AuthError> {
+        use crate::config::JwtKeyFile;
+        let (path, rs256) = match key {
+            JwtKeyFile::Hs256Secret(p) => (p.as_path(), false),
+            JwtKeyFile::Rs256PublicKey(p) => (p.as_path(), true),
+        };
         let bytes = std::fs::read(path).map_err(|e| AuthError::Key {
             path: path.to_owned(),
             message: e.to_string(),
@@ -427,6 +431,7 @@ impl Authenticator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::JwtKeyFile;
 
     #[test]
     fn tokens_are_stored_as_hashes_and_checked() {
@@ -479,7 +484,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let key = dir.path().join("secret");
         std::fs::write(&key, "0123456789abcdef0123456789abcdef").expect("write");
-        let cfg = JwtConfig::from_file(&key, false, None, None, "admins".into()).expect("cfg");
+        let cfg = JwtConfig::from_file(&JwtKeyFile::Hs256Secret(key), None, None, "admins".into())
+            .expect("cfg");
         let auth = Authenticator::new(None, Some(cfg), false).expect("auth");
         let exp = time::OffsetDateTime::now_utc().unix_timestamp() + 600;
         let claims = serde_json::json!({"sub": "ada", "groups": ["team-a", "admins"], "exp": exp});
@@ -531,8 +537,7 @@ mod tests {
         let key = dir.path().join("public.pem");
         std::fs::write(&key, public_pem).expect("write");
         let cfg = JwtConfig::from_file(
-            &key,
-            true,
+            &JwtKeyFile::Rs256PublicKey(key),
             Some("https://idp.example.org".into()),
             Some("cairn".into()),
             "cairn-admin".into(),
@@ -581,8 +586,7 @@ mod tests {
         let secret = b"0123456789abcdef0123456789abcdef";
         std::fs::write(&key, secret).expect("write");
         let cfg = JwtConfig::from_file(
-            &key,
-            false,
+            &JwtKeyFile::Hs256Secret(key),
             Some("https://idp.example.org".into()),
             Some("cairn".into()),
             "admins".into(),

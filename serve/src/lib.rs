@@ -3,13 +3,14 @@
 //! parse ([`args`]), plus what serving needs around them: credentials
 //! ([`auth`]), the hot-swapped live index ([`live`]), the bounded CPU pool
 //! ([`pool`]), problem+json errors ([`problem`]), metrics and per-caller
-//! rate limits.
+//! rate limits, and how a server is configured and started ([`config`]).
 //!
 //! Connectors never read index files: every answer comes from
 //! `cairn_search::Engine`. Only the `cairn` binary depends on this crate.
 
 pub mod args;
 pub mod auth;
+pub mod config;
 pub mod http;
 pub mod live;
 pub mod mcp;

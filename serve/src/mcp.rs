@@ -422,16 +422,30 @@ impl ServerHandler for CairnMcp {
     }
 }
 
+/// How an MCP session runs its calls.
+#[derive(Clone, Debug)]
+pub struct McpOptions {
+    /// How long one tool call may take.
+    pub deadline: Duration,
+    /// Browser origins allowed to open a session over HTTP (stdio has none).
+    pub allowed_origins: Vec<String>,
+}
+
+impl Default for McpOptions {
+    fn default() -> Self {
+        Self {
+            deadline: Duration::from_millis(crate::config::DEFAULT_DEADLINE_MS),
+            allowed_origins: Vec::new(),
+        }
+    }
+}
+
 /// The streamable-HTTP transport type mounted at `/mcp`.
 pub type HttpTransport = rmcp_actix_web::transport::StreamableHttpService<CairnMcp>;
 
 /// The transport for the HTTP server: sessions shared by every worker; the
 /// caller the auth middleware found is handed to each tool call.
-pub fn http_transport(
-    live: Arc<LiveIndex>,
-    pool: CpuPool,
-    opts: &crate::http::HttpOptions,
-) -> HttpTransport {
+pub fn http_transport(live: Arc<LiveIndex>, pool: CpuPool, opts: McpOptions) -> HttpTransport {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     let deadline = opts.deadline;
     HttpTransport::builder()
@@ -440,11 +454,11 @@ pub fn http_transport(
         }))
         .session_manager(Arc::new(LocalSessionManager::default()))
         // The HTTP middleware has already applied the one Host rule of every
-        // route (crate::http::host_allowed); an empty list turns rmcp's own off.
+        // route; an empty list turns rmcp's own off.
         .allowed_hosts(Vec::new())
-        .allowed_origins(opts.allowed_origins.clone())
+        .allowed_origins(opts.allowed_origins)
         // Counted as the body streams in, whatever Content-Length says.
-        .max_request_body_bytes(crate::http::MAX_BODY_BYTES)
+        .max_request_body_bytes(crate::config::MAX_BODY_BYTES)
         .on_request_fn(
             |req: &actix_web::HttpRequest, ext: &mut rmcp::model::Extensions| {
                 use actix_web::HttpMessage;
@@ -456,12 +470,15 @@ pub fn http_transport(
         .build()
 }
 
-/// Serves MCP over stdin/stdout until the client closes it. Only protocol
-/// goes to stdout; logs go to stderr.
-pub async fn serve_stdio(live: Arc<LiveIndex>, deadline: Duration) -> Result<(), String> {
+/// Serves MCP over stdin/stdout until the client closes it, running CPU
+/// work on `pool`. Only protocol goes to stdout; logs go to stderr.
+pub async fn serve_stdio(
+    live: Arc<LiveIndex>,
+    pool: CpuPool,
+    opts: McpOptions,
+) -> Result<(), String> {
     use rmcp::ServiceExt;
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let service = CairnMcp::new(live, CpuPool::new(cores, 64), deadline);
+    let service = CairnMcp::new(live, pool, opts.deadline);
     let running = service
         .serve(rmcp::transport::stdio())
         .await

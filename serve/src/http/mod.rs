@@ -12,6 +12,7 @@ pub mod openapi;
 
 use crate::auth::{Authenticator, Caller, Verdict};
 use crate::live::{LiveIndex, SwapOutcome};
+use crate::mcp::McpOptions;
 use crate::metrics::Metrics;
 use crate::pool::CpuPool;
 use crate::problem::{ApiError, PROBLEM_JSON};
@@ -29,8 +30,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Largest request body accepted.
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
+pub use crate::config::MAX_BODY_BYTES;
 
 /// Longest request path written to the access log.
 const MAX_LOGGED_CHARS: usize = 512;
@@ -65,9 +65,11 @@ pub struct HttpOptions {
 }
 
 impl HttpOptions {
-    /// Defaults for `bind`: CPU threads = cores, a queue of 64, a 10 s deadline.
+    /// Defaults for `bind`: CPU threads = cores, and the defaults in [`crate::config`].
     pub fn new(bind: SocketAddr) -> Self {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        use crate::config::{
+            DEFAULT_DEADLINE_MS, DEFAULT_QUEUE, DEFAULT_WATCH_MS, default_workers,
+        };
         let origins = if bind.ip().is_loopback() {
             vec![
                 format!("http://localhost:{}", bind.port()),
@@ -78,15 +80,23 @@ impl HttpOptions {
         };
         Self {
             bind,
-            cpu_workers: cores,
-            queue: 64,
-            deadline: Duration::from_secs(10),
+            cpu_workers: default_workers(),
+            queue: DEFAULT_QUEUE,
+            deadline: Duration::from_millis(DEFAULT_DEADLINE_MS),
             rate_limit: None,
             allowed_origins: origins,
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
             public_url: None,
-            watch_interval: Duration::from_secs(2),
-            http_workers: cores,
+            watch_interval: Duration::from_millis(DEFAULT_WATCH_MS),
+            http_workers: default_workers(),
+        }
+    }
+
+    /// What each MCP session mounted at `/mcp` runs with.
+    pub fn mcp(&self) -> McpOptions {
+        McpOptions {
+            deadline: self.deadline,
+            allowed_origins: self.allowed_origins.clone(),
         }
     }
 }
@@ -119,7 +129,7 @@ impl AppState {
         let metrics = Arc::new(Metrics::new()?);
         metrics.live_version(live.current().snapshot().version.as_str());
         let pool = CpuPool::new(opts.cpu_workers, opts.queue);
-        let mcp = crate::mcp::http_transport(Arc::clone(&live), pool.clone(), &opts);
+        let mcp = crate::mcp::http_transport(Arc::clone(&live), pool.clone(), opts.mcp());
         Ok(web::Data::new(Self {
             pool,
             limiter: opts.rate_limit.map(RateLimiter::new),
@@ -394,7 +404,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     {
         return Err(ApiError::new(
             Code::Forbidden,
-            "this Host is not served; start the server with --allow-host for it",
+            "this Host is not served; the operator must add it to the allowed hosts",
         ));
     }
     // Cross-site protection: a browser always sends Origin on a cross-site
@@ -408,7 +418,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     {
         return Err(ApiError::new(
             Code::Forbidden,
-            "this Origin is not allowed; start the server with --allow-origin for it",
+            "this Origin is not allowed; the operator must add it to the allowed origins",
         ));
     }
     let public = PUBLIC_ROUTES.contains(&req.path());

@@ -1,0 +1,405 @@
+//! The command line's shape: every subcommand's arguments as clap types.
+//! Defaults come from the libraries' constants, so the CLI, the server and
+//! the tests agree on them; what each subcommand does is in `commands/`.
+
+use cairn_embed::DevicePref;
+use cairn_index::layout::{DEFAULT_KEEP, DEFAULT_ROOT};
+use cairn_pipeline::{DEFAULT_CACHE, DEFAULT_CONFIG};
+use cairn_search::{Engine, EngineOptions};
+use cairn_serve::config::{
+    DEFAULT_BIND, DEFAULT_DEADLINE_MS, DEFAULT_JWT_ADMIN_GROUP, DEFAULT_QUEUE, DEFAULT_TOKENS,
+    DEFAULT_WATCH_MS,
+};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// `cairn`'s arguments.
+#[derive(Parser)]
+#[command(
+    name = "cairn",
+    version,
+    about = "Reproducible citation search over scientific software repositories"
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand)]
+pub enum Command {
+    /// Build and publish a new index version from repositories.yml.
+    Build(BuildArgs),
+    /// Write one index version as a checked, shippable pack (`cairn-index-<version>.tar.zst` + `.sha256`).
+    Pack(PackArgs),
+    /// Check a pack's sha256 and manifest, add it to an index root and make it CURRENT.
+    Unpack(UnpackArgs),
+    /// Search the index: ranked citations with line spans and GitHub links.
+    Search(SearchArgs),
+    /// Print exact lines of a document, with their links.
+    Retrieve(RetrieveArgs),
+    /// List the doc_id tree.
+    Tree(TreeArgs),
+    /// Score search against golden queries: recall@k, MRR@10, nDCG@10, per kind, and the misses.
+    Eval(EvalArgs),
+    /// Serve the HTTP API (and MCP at /mcp) for bots; hot-swaps new index versions.
+    Serve(ServeArgs),
+    /// Serve MCP over stdio (for Claude Desktop, IDEs and agents that spawn a process).
+    Mcp(McpArgs),
+    /// Manage the bearer tokens the server accepts (the file stores only their sha256).
+    Token(TokenArgs),
+    /// Print the HTTP API's OpenAPI 3.1 document (import it as a GPT Action).
+    Openapi(OpenapiArgs),
+    /// Recheck every checksum, content hash and chunk span of the current version.
+    Verify(VerifyArgs),
+}
+
+/// Where the embedding model runs.
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Device {
+    /// The CPU.
+    Cpu,
+    /// The first NVIDIA GPU (a build with `--features cuda`).
+    Cuda,
+}
+
+impl From<Device> for DevicePref {
+    fn from(d: Device) -> Self {
+        match d {
+            Device::Cpu => DevicePref::Cpu,
+            Device::Cuda => DevicePref::Cuda(0),
+        }
+    }
+}
+
+/// Where the index and the query model are.
+#[derive(clap::Args)]
+pub struct OpenArgs {
+    /// Index root.
+    #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
+    pub index: PathBuf,
+    /// Model folder instead of the hub cache (the model the index was built with).
+    #[arg(long, env = "CAIRN_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+}
+
+impl OpenArgs {
+    /// The library's options for these arguments.
+    pub fn options(&self) -> EngineOptions {
+        EngineOptions {
+            index: self.index.clone(),
+            model_dir: self.model_dir.clone(),
+            device: DevicePref::Cpu,
+        }
+    }
+
+    /// The engine over this index.
+    pub fn engine(&self) -> anyhow::Result<Engine> {
+        use anyhow::Context;
+        Engine::open(&self.options())
+            .map_err(crate::commands::hint)
+            .with_context(|| format!("opening the index at {}", self.index.display()))
+    }
+}
+
+/// `cairn build`.
+#[derive(clap::Args)]
+pub struct BuildArgs {
+    /// repositories.yml (nancy-brain layout).
+    #[arg(long, default_value = DEFAULT_CONFIG)]
+    pub config: PathBuf,
+    /// Index root to publish into.
+    #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
+    pub out: PathBuf,
+    /// Git and embedding cache.
+    #[arg(long, default_value = DEFAULT_CACHE, env = "CAIRN_CACHE")]
+    pub cache: PathBuf,
+    /// weights.yaml (default: weights.yaml beside the config, if any).
+    #[arg(long)]
+    pub weights: Option<PathBuf>,
+    /// Build settings YAML (default: build.yaml beside the config, if any).
+    #[arg(long)]
+    pub settings: Option<PathBuf>,
+    /// Model folder (config.json, tokenizer.json, model.safetensors) instead of the hub cache.
+    #[arg(long, env = "CAIRN_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+    /// Where the embedding model runs.
+    #[arg(long, value_enum, default_value = "cpu")]
+    pub device: Device,
+    /// Index versions to keep.
+    #[arg(long, default_value_t = DEFAULT_KEEP)]
+    pub keep: usize,
+    /// Build the other repositories when one fails (the failure is recorded in the manifest).
+    #[arg(long)]
+    pub keep_going: bool,
+    /// Build only shard I of N (1-based) into a part folder at --out, for --merge.
+    #[arg(long, conflicts_with = "merge")]
+    pub shard: Option<String>,
+    /// Publish the part folders of a sharded build into --out (same index as one machine builds).
+    #[arg(long, num_args = 1..)]
+    pub merge: Vec<PathBuf>,
+    /// Print a machine-readable summary on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cairn pack`.
+#[derive(clap::Args)]
+pub struct PackArgs {
+    /// Index root.
+    #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
+    pub index: PathBuf,
+    /// The version to pack (default: CURRENT).
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Folder to write the pack into.
+    #[arg(long, default_value = ".")]
+    pub out_dir: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cairn unpack`.
+#[derive(clap::Args)]
+pub struct UnpackArgs {
+    /// The pack (its `.sha256` must lie beside it).
+    pub pack: PathBuf,
+    /// Index root to add it to.
+    #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
+    pub index: PathBuf,
+}
+
+/// `cairn search`.
+#[derive(clap::Args)]
+pub struct SearchArgs {
+    /// What to look for.
+    pub query: String,
+    #[command(flatten)]
+    pub open: OpenArgs,
+    /// Hits wanted (1 to 50).
+    #[arg(long, default_value_t = cairn_search::DEFAULT_LIMIT)]
+    pub limit: usize,
+    /// Only these toolkits (repeatable).
+    #[arg(long)]
+    pub toolkit: Vec<String>,
+    /// Only these doctypes: code, doc, readme, notebook, example, test, config (repeatable).
+    #[arg(long)]
+    pub doctype: Vec<String>,
+    /// Only these repositories (repeatable).
+    #[arg(long)]
+    pub repo: Vec<String>,
+    /// Only these categories (repeatable).
+    #[arg(long)]
+    pub category: Vec<String>,
+    /// Only doc_ids starting with this (repeatable).
+    #[arg(long)]
+    pub path_prefix: Vec<String>,
+    /// hybrid (default), bm25 or vector.
+    #[arg(long, default_value = "hybrid")]
+    pub mode: String,
+    /// Evidence below this (cosine, 0 to 1) marks the answer insufficient.
+    #[arg(long)]
+    pub threshold: Option<f32>,
+    /// Print the API's JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cairn retrieve`.
+#[derive(clap::Args)]
+pub struct RetrieveArgs {
+    /// `<category>/<repo>/<path>`.
+    pub doc_id: String,
+    /// `START:END`, 1-based and inclusive.
+    #[arg(long, default_value = "1:400")]
+    pub lines: String,
+    #[command(flatten)]
+    pub open: OpenArgs,
+    /// Print the API's JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cairn tree`.
+#[derive(clap::Args)]
+pub struct TreeArgs {
+    /// Only below this prefix.
+    #[arg(default_value = "")]
+    pub prefix: String,
+    #[command(flatten)]
+    pub open: OpenArgs,
+    /// Levels shown.
+    #[arg(long, default_value_t = cairn_search::DEFAULT_TREE_DEPTH)]
+    pub depth: usize,
+    /// Most entries shown.
+    #[arg(long, default_value_t = cairn_search::DEFAULT_TREE_ENTRIES)]
+    pub max_entries: usize,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cairn eval`.
+#[derive(clap::Args)]
+pub struct EvalArgs {
+    /// Golden queries YAML.
+    #[arg(default_value = "golden/queries.yaml")]
+    pub golden: PathBuf,
+    #[command(flatten)]
+    pub open: OpenArgs,
+    /// k of recall@k.
+    #[arg(long, default_value_t = 5)]
+    pub k: usize,
+    /// Modes to evaluate (repeatable; default: hybrid, bm25 and vector).
+    #[arg(long)]
+    pub mode: Vec<String>,
+    /// Exit 1 when hybrid recall@k is below this.
+    #[arg(long)]
+    pub min_recall: Option<f64>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How much CPU work a server takes on, shared by `serve` and `mcp`.
+#[derive(clap::Args)]
+pub struct WorkArgs {
+    /// Most milliseconds a request may take.
+    #[arg(long, default_value_t = DEFAULT_DEADLINE_MS)]
+    pub deadline_ms: u64,
+    /// Searches that may wait for a CPU thread before requests get 503.
+    #[arg(long, default_value_t = DEFAULT_QUEUE)]
+    pub queue: usize,
+    /// Threads for searches (default: all cores).
+    #[arg(long)]
+    pub cpu_workers: Option<usize>,
+}
+
+/// `cairn serve`.
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub open: OpenArgs,
+    #[command(flatten)]
+    pub work: WorkArgs,
+    /// Address to listen on.
+    #[arg(long, default_value = DEFAULT_BIND, env = "CAIRN_BIND")]
+    pub bind: std::net::SocketAddr,
+    /// Tokens file (`cairn token add`).
+    #[arg(long, default_value = DEFAULT_TOKENS, env = "CAIRN_TOKENS")]
+    pub tokens: PathBuf,
+    /// Accept every request without credentials (loopback binds only).
+    #[arg(long)]
+    pub no_auth: bool,
+    /// Also accept HS256 JWTs signed with the secret in this file (at least 32 bytes).
+    #[arg(long, conflicts_with = "jwt_rs256_public_key")]
+    pub jwt_hs256_secret: Option<PathBuf>,
+    /// Also accept RS256 JWTs signed by the key whose public PEM is in this file.
+    #[arg(long)]
+    pub jwt_rs256_public_key: Option<PathBuf>,
+    /// Required JWT issuer (`iss`).
+    #[arg(long)]
+    pub jwt_issuer: Option<String>,
+    /// Required JWT audience (`aud`).
+    #[arg(long)]
+    pub jwt_audience: Option<String>,
+    /// Members of this JWT group may set weights.
+    #[arg(long, default_value = DEFAULT_JWT_ADMIN_GROUP)]
+    pub jwt_admin_group: String,
+    /// A browser origin allowed to call (repeatable); other origins get 403.
+    #[arg(long)]
+    pub allow_origin: Vec<String>,
+    /// A host name every route answers to besides loopback names and IP addresses (repeatable; DNS-rebinding protection).
+    #[arg(long)]
+    pub allow_host: Vec<String>,
+    /// The public base URL, for the OpenAPI document's `servers`.
+    #[arg(long, env = "CAIRN_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Requests per minute per caller (default: unlimited).
+    #[arg(long)]
+    pub rate_limit: Option<u32>,
+    /// HTTP worker threads (default: all cores).
+    #[arg(long)]
+    pub http_workers: Option<usize>,
+    /// How often CURRENT, dropped packs and the tokens file are checked, in milliseconds.
+    #[arg(long, default_value_t = DEFAULT_WATCH_MS)]
+    pub watch_ms: u64,
+    /// Where a pack given as --index is unpacked (an index root).
+    #[arg(long, default_value = DEFAULT_ROOT)]
+    pub unpack_into: PathBuf,
+    /// Make a pack given as --index CURRENT even when it was built before the
+    /// version CURRENT names now (without it, such a pack changes nothing).
+    #[arg(long)]
+    pub allow_rollback: bool,
+    /// Index versions (and tried packs) kept after a dropped pack is adopted.
+    #[arg(long, default_value_t = DEFAULT_KEEP)]
+    pub keep: usize,
+}
+
+/// `cairn mcp`.
+#[derive(clap::Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub open: OpenArgs,
+    #[command(flatten)]
+    pub work: WorkArgs,
+}
+
+/// `cairn token`.
+#[derive(clap::Args)]
+pub struct TokenArgs {
+    /// What to do with tokens.
+    #[command(subcommand)]
+    pub action: TokenAction,
+    /// Tokens file.
+    #[arg(long, global = true, default_value = DEFAULT_TOKENS, env = "CAIRN_TOKENS")]
+    pub tokens: PathBuf,
+}
+
+/// `cairn token …`.
+#[derive(Subcommand)]
+pub enum TokenAction {
+    /// Make a token; it is printed once and only its hash is kept.
+    Add {
+        /// Who holds it (unique).
+        name: String,
+        /// Access groups, comma-separated (documents restricted to other groups stay invisible).
+        #[arg(long, value_delimiter = ',')]
+        groups: Vec<String>,
+        /// May set runtime weights.
+        #[arg(long)]
+        admin: bool,
+    },
+    /// List tokens (names, groups, admin; never the tokens).
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token by name (the server stops accepting it within seconds).
+    Revoke {
+        /// The token's name.
+        name: String,
+    },
+}
+
+/// `cairn openapi`.
+#[derive(clap::Args)]
+pub struct OpenapiArgs {
+    /// The server's public base URL, written into `servers`.
+    #[arg(long, env = "CAIRN_PUBLIC_URL")]
+    pub public_url: Option<String>,
+}
+
+/// `cairn verify`.
+#[derive(clap::Args)]
+pub struct VerifyArgs {
+    /// Index root.
+    #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
+    pub index: PathBuf,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,67 @@
+//! `cairn build`: a whole build, one shard of it, or a merge of shards.
+
+use crate::cli::BuildArgs;
+use crate::commands::{hint, print_json, status};
+use crate::progress;
+use cairn_pipeline::{BuildError, BuildOptions, Shard};
+use std::process::ExitCode;
+
+/// Builds and publishes, or writes a part.
+pub fn run(a: BuildArgs) -> anyhow::Result<ExitCode> {
+    let opts = BuildOptions {
+        config: a.config,
+        weights: a.weights,
+        settings: a.settings,
+        out: a.out,
+        cache: a.cache,
+        model_dir: a.model_dir,
+        device: a.device.into(),
+        keep: a.keep,
+        keep_going: a.keep_going,
+    };
+    let reporter = progress::TermReporter::new();
+    if let Some(shard) = a.shard {
+        let shard = Shard::parse(&shard).map_err(|e| anyhow::anyhow!("--shard: {e}"))?;
+        let summary = match cairn_pipeline::build_shard(&opts, shard, &reporter) {
+            Ok(s) => s,
+            Err(e) => return Ok(failed(e)),
+        };
+        if a.json {
+            print_json(&summary)?;
+        } else {
+            println!(
+                "shard {}/{}: {} repositories, {} docs, {} chunks ({} embedded, {} cached) in {}",
+                shard.index,
+                shard.count,
+                summary.repos.len(),
+                summary.docs,
+                summary.chunks,
+                summary.stats.embedded,
+                summary.stats.cached,
+                summary.part.display()
+            );
+        }
+        return Ok(status(summary.repos.iter().any(|r| r.error.is_some())));
+    }
+    let result = match a.merge.is_empty() {
+        true => cairn_pipeline::build(&opts, &reporter),
+        false => cairn_pipeline::merge(&opts, &a.merge, &reporter),
+    };
+    let summary = match result {
+        Ok(s) => s,
+        Err(e) => return Ok(failed(e)),
+    };
+    if a.json {
+        print_json(&summary)?;
+    } else {
+        progress::print_summary(&summary);
+    }
+    Ok(status(summary.repos.iter().any(|r| r.error.is_some())))
+}
+
+/// Reports a failed build: 2 for bad configuration, 1 otherwise.
+fn failed(e: BuildError) -> ExitCode {
+    let code = e.exit_code();
+    eprintln!("error: {:#}", hint(e));
+    ExitCode::from(code)
+}

@@ -1,0 +1,64 @@
+//! `cairn serve`: flags into a `ServeConfig`; the library does the rest.
+
+use crate::cli::ServeArgs;
+use crate::commands::hint;
+use cairn_index::pack::Rollback;
+use cairn_serve::config::{Access, IndexSource, JwtKeyFile, JwtSettings, ServeConfig};
+use cairn_serve::http::HttpOptions;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The shortest watch interval accepted, so a typo cannot spin the watcher.
+const MIN_WATCH_MS: u64 = 100;
+
+/// Serves until SIGTERM or SIGINT.
+pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
+    config(a).run().map_err(hint)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The configuration these flags ask for.
+fn config(a: ServeArgs) -> ServeConfig {
+    let key = match (a.jwt_hs256_secret, a.jwt_rs256_public_key) {
+        (Some(p), _) => Some(JwtKeyFile::Hs256Secret(p)),
+        (_, Some(p)) => Some(JwtKeyFile::Rs256PublicKey(p)),
+        (None, None) => None,
+    };
+    let access = match a.no_auth {
+        true => Access::Open,
+        false => Access::Credentials {
+            tokens: a.tokens,
+            jwt: key.map(|key| JwtSettings {
+                key,
+                issuer: a.jwt_issuer,
+                audience: a.jwt_audience,
+                admin_group: a.jwt_admin_group,
+            }),
+        },
+    };
+    let mut http = HttpOptions::new(a.bind);
+    http.deadline = Duration::from_millis(a.work.deadline_ms);
+    http.queue = a.work.queue;
+    http.rate_limit = a.rate_limit;
+    http.public_url = a.public_url;
+    http.watch_interval = Duration::from_millis(a.watch_ms.max(MIN_WATCH_MS));
+    http.allowed_origins.extend(a.allow_origin);
+    http.allowed_hosts.extend(a.allow_host);
+    if let Some(n) = a.work.cpu_workers {
+        http.cpu_workers = n.max(1);
+    }
+    if let Some(n) = a.http_workers {
+        http.http_workers = n.max(1);
+    }
+    let rollback = match a.allow_rollback {
+        true => Rollback::Allow,
+        false => Rollback::Refuse,
+    };
+    ServeConfig {
+        source: IndexSource::from_path(&a.open.index, &a.unpack_into, rollback),
+        model_dir: a.open.model_dir,
+        access,
+        http,
+        keep: a.keep,
+    }
+}
