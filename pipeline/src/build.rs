@@ -11,12 +11,11 @@ use crate::part::{self, PartDoc, PartError, PartManifest, PartRepo, PartSkip, Pa
 use crate::report::Reporter;
 use crate::sync::{SyncError, sync};
 use cairn_embed::{BertEmbedder, DevicePref, EmbedError, Embedder, ModelSpec};
-use cairn_index::layout::files;
 use cairn_index::manifest::{Counts, ModelInfo, RepoRecord, SkipRecord};
-use cairn_index::schema::ChunkSchema;
+use cairn_index::rows::{Row, order};
 use cairn_index::{
-    ChunkRecord, DocId, DocRecord, FORMAT_VERSION, IndexRoot, IndexVersion, LayoutError, LineIndex,
-    Manifest, SubchunkRecord, VersionWriter,
+    DocId, DocRecord, FORMAT_VERSION, IndexRoot, IndexVersion, LayoutError, LineIndex, Manifest,
+    NewChunk, Rows, VersionBuilder, WriteError,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -77,9 +76,9 @@ pub enum BuildError {
     /// The output could not be written.
     #[error(transparent)]
     Layout(#[from] LayoutError),
-    /// tantivy failed.
-    #[error("tantivy: {0}")]
-    Tantivy(#[from] tantivy::TantivyError),
+    /// The version's files could not be written.
+    #[error(transparent)]
+    Write(#[from] WriteError),
     /// Another build holds the output folder.
     #[error("{0}: another build is writing this index (build.lock is held)")]
     Locked(PathBuf),
@@ -404,7 +403,7 @@ pub fn merge(
         stats.cached += m.stats.cached;
         stats.embedded_tokens += m.stats.embedded_tokens;
         stats.embed_seconds += m.stats.embed_seconds;
-        let mut rows = vectors.into_iter();
+        let mut rows = vectors.iter();
         for r in m.repos {
             let n: usize = r
                 .chunks
@@ -412,11 +411,12 @@ pub fn merge(
                 .flatten()
                 .map(ChunkDraft::embedded_rows)
                 .sum();
-            let mine: Vec<Vec<f32>> = rows.by_ref().take(n).collect();
+            let mut mine = Rows::new(model.dim);
+            rows.by_ref().take(n).for_each(|v| mine.push(v));
             by_name.insert(r.record.name.clone(), (r, mine));
         }
     }
-    let (mut repos, mut drafts, mut vectors) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut repos, mut drafts, mut vectors) = (Vec::new(), Vec::new(), Rows::new(model.dim));
     for cfg in &plan.registry.repos {
         let (r, v) = by_name
             .remove(&cfg.name)
@@ -428,7 +428,7 @@ pub fn merge(
             record: r.record,
         });
         drafts.extend(r.chunks);
-        vectors.extend(v);
+        v.iter().for_each(|row| vectors.push(row));
     }
     let (root, _lock) = open_out(&opts.out)?;
     let set = Assembled::new(repos, drafts, model);
@@ -526,17 +526,12 @@ impl Assembled {
         let mut out = Vec::new();
         for (d, chunks) in self.drafts.iter().enumerate() {
             let doc = &self.docs[d];
-            for c in chunks {
-                out.push((
-                    embed_text(doc, &c.title, &c.text),
-                    self.model_tokens(c.tokens),
-                ));
-                for s in &c.subchunks {
-                    out.push((
-                        embed_text(doc, &s.title, &s.text),
-                        self.model_tokens(s.tokens),
-                    ));
-                }
+            for row in order(chunks, |c| &c.subchunks) {
+                let (title, text, tokens) = match row {
+                    Row::Chunk(c) => (&c.title, &c.text, c.tokens),
+                    Row::Subchunk(s) => (&s.title, &s.text, s.tokens),
+                };
+                out.push((embed_text(doc, title, text), self.model_tokens(tokens)));
             }
         }
         out
@@ -547,20 +542,19 @@ impl Assembled {
         (text_tokens + HEADER_TOKENS).min(self.model.max_tokens) as u32
     }
 
-    fn chunk_tokens(&self) -> Vec<u32> {
-        self.drafts
+    /// The chunks of document `d` as the index stores them.
+    fn new_chunks(&self, d: usize) -> Vec<NewChunk<'_>> {
+        self.drafts[d]
             .iter()
-            .flatten()
-            .map(|c| self.model_tokens(c.tokens))
+            .map(|c| NewChunk {
+                span: c.span,
+                title: &c.title,
+                tokens: self.model_tokens(c.tokens),
+                text: &c.text,
+                symbols: &c.symbols,
+                subchunks: c.subchunks.iter().map(|s| s.span).collect(),
+            })
             .collect()
-    }
-
-    fn subchunk_count(&self) -> usize {
-        self.drafts
-            .iter()
-            .flatten()
-            .map(|c| c.subchunks.len())
-            .sum()
     }
 }
 
@@ -601,7 +595,7 @@ fn unchanged(
 
 /// Every row's vector ([`ChunkDraft::embedded_rows`]), and the cache to save them to.
 struct Embedded {
-    vectors: Vec<Vec<f32>>,
+    vectors: Rows,
     stats: PartStats,
     cache: Option<(EmbedCache, Vec<TextKey>)>,
 }
@@ -610,7 +604,7 @@ impl Embedded {
     /// The cache only matters for the next build; failing to save it loses nothing published.
     fn save_cache(&self, reporter: &dyn Reporter) {
         if let Some((cache, keys)) = &self.cache
-            && let Err(e) = cache.save(keys.iter().zip(self.vectors.iter().map(Vec::as_slice)))
+            && let Err(e) = cache.save(keys.iter().zip(self.vectors.iter()))
         {
             reporter.note(&format!("could not save the embedding cache: {e}"));
         }
@@ -648,16 +642,15 @@ fn embed_all(
         todo.len(),
         keys.len() - todo.len()
     ));
-    let vectors = keys
-        .iter()
-        .map(|k| {
+    let mut vectors = Rows::new(set.model.dim);
+    for k in &keys {
+        vectors.push(
             fresh
                 .get(k)
                 .or_else(|| cache.get(k))
-                .cloned()
-                .unwrap_or_default()
-        })
-        .collect();
+                .map_or(&[], Vec::as_slice),
+        );
+    }
     Ok(Embedded {
         vectors,
         stats: PartStats {
@@ -683,45 +676,14 @@ fn publish(
     reporter: &dyn Reporter,
 ) -> Result<BuildSummary, BuildError> {
     reporter.stage("writing index", None);
-    let tokens = set.chunk_tokens();
-    let mut chunk_records = Vec::with_capacity(tokens.len());
-    let mut subchunk_records = Vec::with_capacity(set.subchunk_count());
-    // Rows come chunk by chunk, each chunk's own first ([`ChunkDraft::embedded_rows`]).
-    let (mut vec_bytes, mut subchunk_bytes) = (Vec::new(), Vec::new());
+    let mut builder = VersionBuilder::create(root, &set.docs, &set.content, &plan.weights)?;
     let mut rows = embedded.vectors.iter();
-    let mut put = |out: &mut Vec<u8>| {
-        for x in rows.next().into_iter().flatten() {
-            out.extend_from_slice(&x.to_le_bytes());
-        }
-    };
-    for (d, chunks) in set.drafts.iter().enumerate() {
-        for c in chunks {
-            let chunk = chunk_records.len() as u32;
-            put(&mut vec_bytes);
-            for s in &c.subchunks {
-                subchunk_records.push(SubchunkRecord {
-                    chunk,
-                    span: s.span,
-                });
-                put(&mut subchunk_bytes);
-            }
-            chunk_records.push(ChunkRecord {
-                doc: d as u32,
-                span: c.span,
-                title: c.title.clone(),
-                tokens: tokens[chunk as usize],
-            });
-        }
+    let mut tokens = 0u64;
+    for d in 0..set.docs.len() {
+        let chunks = set.new_chunks(d);
+        tokens += chunks.iter().map(|c| u64::from(c.tokens)).sum::<u64>();
+        builder.add_doc(d as u32, &chunks, &mut rows)?;
     }
-    let writer = VersionWriter::create(root)?;
-    writer.write_json(files::DOCS, &set.docs)?;
-    writer.write_bytes(files::CONTENT, &set.content)?;
-    writer.write_json(files::CHUNKS, &chunk_records)?;
-    writer.write_json(files::SUBCHUNKS, &subchunk_records)?;
-    writer.write_json(files::WEIGHTS, &plan.weights)?;
-    writer.write_bytes(files::VECTORS, &vec_bytes)?;
-    writer.write_bytes(files::SUBCHUNK_VECTORS, &subchunk_bytes)?;
-    write_tantivy(&writer.dir().file(files::TANTIVY), &set.docs, &set.drafts)?;
 
     let mut docs_by_doctype = BTreeMap::new();
     for d in &set.docs {
@@ -739,17 +701,17 @@ fn publish(
         repos: set.records(),
         counts: Counts {
             docs: set.docs.len(),
-            chunks: set.chunk_count(),
-            subchunks: subchunk_records.len(),
+            chunks: builder.chunk_count(),
+            subchunks: builder.subchunk_count(),
             skipped: set.skipped.len(),
             docs_by_doctype,
             skipped_by_reason: skipped_by_reason.clone(),
-            tokens: tokens.iter().map(|&t| u64::from(t)).sum(),
+            tokens,
         },
         skipped: set.skipped.clone(),
         files: BTreeMap::new(),
     };
-    let sealed = writer.seal(manifest)?;
+    let sealed = builder.seal(manifest)?;
     root.set_current(version)?;
     root.prune(keep)?;
     reporter.finish(&format!("published {version}"));
@@ -985,52 +947,6 @@ fn model_info(e: &dyn Embedder) -> ModelInfo {
         max_tokens: m.max_tokens,
         weights_sha256: m.weights_sha256.clone(),
     }
-}
-
-fn write_tantivy(
-    dir: &Path,
-    docs: &[DocRecord],
-    drafts: &[Vec<ChunkDraft>],
-) -> Result<(), BuildError> {
-    use tantivy::{Index, TantivyDocument};
-    std::fs::create_dir_all(dir).map_err(|source| BuildError::Io {
-        path: dir.to_owned(),
-        source,
-    })?;
-    let s = ChunkSchema::new();
-    let index = Index::create_in_dir(dir, s.schema.clone())?;
-    ChunkSchema::register_analyzers(&index);
-    let mut writer = index.writer_with_num_threads::<TantivyDocument>(1, 200_000_000)?;
-    let mut ordinal = 0u64;
-    for (d, chunks) in drafts.iter().enumerate() {
-        let doc = &docs[d];
-        for (i, c) in chunks.iter().enumerate() {
-            let mut t = TantivyDocument::new();
-            let neighbours = [i.checked_sub(1), Some(i + 1)];
-            for n in neighbours
-                .into_iter()
-                .flatten()
-                .filter_map(|n| chunks.get(n))
-            {
-                t.add_text(s.context, &n.text);
-            }
-            t.add_u64(s.chunk, ordinal);
-            t.add_text(s.repo, &doc.repo);
-            t.add_text(s.category, &doc.category);
-            t.add_text(s.toolkit, &doc.toolkit);
-            t.add_text(s.doctype, doc.doctype.as_str());
-            t.add_text(s.path_exact, &doc.path);
-            t.add_text(s.path, &doc.path);
-            t.add_text(s.title, &c.title);
-            t.add_text(s.symbols, c.symbols.join(" "));
-            t.add_text(s.body, &c.text);
-            writer.add_document(t)?;
-            ordinal += 1;
-        }
-    }
-    writer.commit()?;
-    writer.wait_merging_threads()?;
-    Ok(())
 }
 
 fn dir_size(path: &Path) -> u64 {

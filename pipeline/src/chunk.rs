@@ -48,9 +48,9 @@ pub struct ChunkDraft {
 }
 
 impl ChunkDraft {
-    /// Rows it adds to the embedded vectors, in this order: its own, then one per subchunk.
+    /// Rows it adds to the embedded vectors (their order is [`cairn_index::rows`]').
     pub fn embedded_rows(&self) -> usize {
-        1 + self.subchunks.len()
+        cairn_index::rows::rows_of_chunk(self.subchunks.len())
     }
 }
 

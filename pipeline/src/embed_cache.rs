@@ -71,12 +71,12 @@ impl EmbedCache {
         {
             let mut w = io::BufWriter::new(tmp.as_file_mut());
             let mut seen = std::collections::HashSet::new();
+            let mut record = Vec::with_capacity(32 + self.dim * 4);
             let mut write = |key: &TextKey, v: &[f32]| -> io::Result<()> {
-                w.write_all(key)?;
-                for x in v {
-                    w.write_all(&x.to_le_bytes())?;
-                }
-                Ok(())
+                record.clear();
+                record.extend_from_slice(key);
+                cairn_index::vectors::encode_into(&mut record, v);
+                w.write_all(&record)
             };
             for (key, v) in used {
                 if v.len() == self.dim && seen.insert(*key) {
@@ -111,11 +111,7 @@ fn parse(bytes: &[u8], dim: usize) -> HashMap<TextKey, Vec<f32>> {
         .map(|r| {
             let mut key = [0u8; 32];
             key.copy_from_slice(&r[..32]);
-            let v = r[32..]
-                .chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
-            (key, v)
+            (key, cairn_index::vectors::decode(&r[32..]))
         })
         .collect()
 }

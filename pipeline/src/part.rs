@@ -11,8 +11,8 @@
 use crate::chunk::ChunkDraft;
 use crate::config::{BuildSettings, Weights};
 use crate::documents::{Skipped, SourceDoc, language};
-use cairn_index::Doctype;
 use cairn_index::manifest::{ModelInfo, RepoRecord, SkipReason};
+use cairn_index::{Doctype, Rows};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -177,24 +177,18 @@ fn file_err(path: &Path, e: impl ToString) -> PartError {
     }
 }
 
-/// Writes a part: its manifest and every chunk's vector.
-pub fn write(dir: &Path, manifest: &PartManifest, vectors: &[Vec<f32>]) -> Result<(), PartError> {
+/// Writes a part: its manifest and every row's vector.
+pub fn write(dir: &Path, manifest: &PartManifest, vectors: &Rows) -> Result<(), PartError> {
     std::fs::create_dir_all(dir).map_err(|e| file_err(dir, e))?;
     let json = dir.join(PART_JSON);
     let bytes = serde_json::to_vec(manifest).map_err(|e| file_err(&json, e))?;
     std::fs::write(&json, bytes).map_err(|e| file_err(&json, e))?;
     let vec_path = dir.join(PART_VECTORS);
-    let mut raw = Vec::with_capacity(vectors.iter().map(Vec::len).sum::<usize>() * 4);
-    for v in vectors {
-        for x in v {
-            raw.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-    std::fs::write(&vec_path, raw).map_err(|e| file_err(&vec_path, e))
+    std::fs::write(&vec_path, vectors.to_le_bytes()).map_err(|e| file_err(&vec_path, e))
 }
 
 /// Reads a part back, checking its vectors against its chunks.
-pub fn read(dir: &Path) -> Result<(PartManifest, Vec<Vec<f32>>), PartError> {
+pub fn read(dir: &Path) -> Result<(PartManifest, Rows), PartError> {
     let json = dir.join(PART_JSON);
     let bytes = std::fs::read(&json).map_err(|e| file_err(&json, e))?;
     let manifest: PartManifest = serde_json::from_slice(&bytes).map_err(|e| file_err(&json, e))?;
@@ -209,30 +203,14 @@ pub fn read(dir: &Path) -> Result<(PartManifest, Vec<Vec<f32>>), PartError> {
     }
     let vec_path = dir.join(PART_VECTORS);
     let raw = std::fs::read(&vec_path).map_err(|e| file_err(&vec_path, e))?;
-    let dim = manifest.model.dim.max(1);
     let rows: usize = manifest
         .repos
         .iter()
         .flat_map(|r| r.chunks.iter().flatten())
         .map(ChunkDraft::embedded_rows)
         .sum();
-    if raw.len() != rows * dim * 4 {
-        return Err(file_err(
-            &vec_path,
-            format!(
-                "{} bytes, expected {rows} rows (chunks and subchunks) × {dim} × 4",
-                raw.len()
-            ),
-        ));
-    }
-    let vectors = raw
-        .chunks_exact(dim * 4)
-        .map(|row| {
-            row.chunks_exact(4)
-                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect()
-        })
-        .collect();
+    let vectors = Rows::from_le_bytes(&raw, rows, manifest.model.dim.max(1))
+        .map_err(|e| file_err(&vec_path, format!("{e} (chunks and subchunks)")))?;
     Ok((manifest, vectors))
 }
 
