@@ -6,7 +6,7 @@ use crate::rank::{self, Fused, RankedList, Source};
 use crate::runtime_weights::{RuntimeWeight, RuntimeWeights};
 use crate::*;
 use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec};
-use cairn_index::{DocId, IndexRoot, LineSpan, Snapshot};
+use cairn_index::{DocId, DocRecord, IndexRoot, LineSpan, Snapshot};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -273,9 +273,9 @@ impl Engine {
             (_, m) => (m, None),
         };
         let groups = req.groups.as_deref();
-        let allowed = Arc::new(rank::allowed_chunks(&self.snap, &req.filters, groups));
+        let allowed = Arc::new(access::allowed_chunks(&self.snap, &req.filters, groups));
         // Every statistic a score depends on comes from what the caller may see.
-        let visible = rank::visible_chunks(&self.snap, groups);
+        let visible = access::visible_chunks(&self.snap, groups);
         let stats = rank::ScopedStats::new(&self.snap, &self.bm25, &visible);
         let (mentioned, bm25_text) = rank::mentioned_toolkits(&self.snap, query, groups);
         let qvec = match (&self.embedder, mode) {
@@ -293,7 +293,7 @@ impl Engine {
                 ..req.filters.clone()
             };
             scopes.push((
-                Arc::new(rank::allowed_chunks(&self.snap, &narrowed, groups)),
+                Arc::new(access::allowed_chunks(&self.snap, &narrowed, groups)),
                 1.0,
             ));
             scopes.push((Arc::clone(&allowed), 0.5));
@@ -526,7 +526,7 @@ impl Engine {
         let id = DocId::parse(doc_id).map_err(|e| invalid("doc_id", e.to_string()))?;
         self.snap
             .doc_index(&id)
-            .filter(|&i| rank::visible(&self.snap.docs[i as usize], groups))
+            .filter(|&i| access::visible(&self.snap.docs[i as usize], groups))
             // A doc the caller may not see answers exactly like a missing one.
             .ok_or_else(|| SearchError::NotFound(doc_id.to_owned()))
     }
@@ -660,7 +660,7 @@ impl Engine {
         for (i, d) in self.snap.docs.iter().enumerate() {
             let id = d.doc_id.as_str();
             let under = prefix.is_empty() || id == prefix || id.starts_with(&format!("{prefix}/"));
-            if !under || !rank::visible(d, groups) {
+            if !under || !access::visible(d, groups) {
                 continue;
             }
             let parts: Vec<&str> = id.split('/').collect();
@@ -722,7 +722,7 @@ impl Engine {
             repos: m
                 .repos
                 .iter()
-                .filter(|r| rank::visible_groups(&r.groups, groups))
+                .filter(|r| access::visible_groups(&r.groups, groups))
                 .map(|r| RepoVersion {
                     name: r.name.clone(),
                     default_branch: r.default_branch.clone(),
@@ -738,7 +738,7 @@ impl Engine {
         let mut by_doctype = BTreeMap::new();
         let mut visible = vec![false; self.snap.docs.len()];
         for (i, d) in self.snap.docs.iter().enumerate() {
-            if rank::visible(d, groups) {
+            if access::visible(d, groups) {
                 visible[i] = true;
                 *by_repo.entry(d.repo.clone()).or_insert(0) += 1;
                 *by_doctype.entry(d.doctype.to_string()).or_insert(0) += 1;
@@ -759,19 +759,45 @@ impl Engine {
         }
     }
 
-    /// Sets a runtime weight (an admin action) on a document the admin's
-    /// `groups` may see.
+    /// Sets a runtime weight on a document the caller may see; only an admin may.
     pub fn set_weight(
         &self,
         doc_id: &str,
         multiplier: f32,
         namespace: &str,
         ttl_days: f64,
-        groups: Option<&[String]>,
+        by: &Caller,
     ) -> Result<RuntimeWeight, SearchError> {
-        self.visible_doc(doc_id, groups)?;
-        self.weights
-            .set(doc_id, multiplier, namespace, ttl_days, now_unix())
+        if !by.admin {
+            return Err(SearchError::Forbidden(
+                "setting weights needs an admin token (`cairn token add NAME --admin`)".to_owned(),
+            ));
+        }
+        self.visible_doc(doc_id, by.groups())?;
+        let w = self
+            .weights
+            .set(doc_id, multiplier, namespace, ttl_days, now_unix())?;
+        tracing::info!(doc_id, namespace, multiplier = w.multiplier, caller = %by.name, "runtime weight set");
+        Ok(w)
+    }
+
+    /// Up to `n` of the documents a caller with `groups` may see, from the
+    /// `cursor`-th on, in doc_id order, and the cursor of the next page.
+    pub fn documents(
+        &self,
+        groups: Option<&[String]>,
+        cursor: usize,
+        n: usize,
+    ) -> (Vec<&DocRecord>, Option<usize>) {
+        let mut visible = self
+            .snap
+            .docs
+            .iter()
+            .filter(|d| access::visible(d, groups))
+            .skip(cursor);
+        let page: Vec<&DocRecord> = visible.by_ref().take(n).collect();
+        let next = visible.next().map(|_| cursor + page.len());
+        (page, next)
     }
 
     /// The index root.

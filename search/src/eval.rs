@@ -4,7 +4,7 @@
 //! overlaps the relevant span (no span: the whole file).
 
 use crate::rank::RankedList;
-use crate::{Engine, Filters, Mode, SearchError, SearchRequest};
+use crate::{Engine, Filters, Mode, OneOrMany, SearchError, SearchRequest};
 use cairn_index::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -28,25 +28,6 @@ pub struct GoldenQuery {
     /// doc_id prefixes that must never be the first hit (guards).
     #[serde(default)]
     pub never_first: Vec<String>,
-}
-
-/// A filter value.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(untagged)]
-pub enum OneOrMany {
-    /// One value.
-    One(String),
-    /// Several values.
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    fn values(&self) -> Vec<String> {
-        match self {
-            OneOrMany::One(s) => vec![s.clone()],
-            OneOrMany::Many(v) => v.clone(),
-        }
-    }
 }
 
 /// An acceptable answer.

@@ -9,6 +9,7 @@
 //! embedder). Ranking lives in [`rank`], links in [`links`], the golden-query
 //! evaluation in [`eval`].
 
+pub mod access;
 pub mod code;
 pub mod context;
 mod engine;
@@ -20,6 +21,7 @@ mod render;
 pub mod runtime_weights;
 mod types;
 
+pub use access::Caller;
 pub use code::Code;
 pub use context::{ChatMessage, Citation, ContextRequest, ContextResponse, TokenizerName};
 pub use engine::{Engine, EngineOptions};
@@ -61,6 +63,9 @@ pub enum SearchError {
     /// tantivy failed.
     #[error("tantivy: {0}")]
     Tantivy(#[from] tantivy::TantivyError),
+    /// The caller may not do this (setting weights needs an admin).
+    #[error("{0}")]
+    Forbidden(String),
     /// The caller's deadline passed before the answer was ready; the work stopped.
     #[error("the deadline passed before the answer was ready")]
     DeadlineExceeded,
@@ -82,6 +87,7 @@ impl SearchError {
             SearchError::ModelMismatch { .. } => Code::ModelMismatch,
             SearchError::Invalid { .. } => Code::InvalidArgument,
             SearchError::NotFound(_) => Code::NotFound,
+            SearchError::Forbidden(_) => Code::Forbidden,
             SearchError::DeadlineExceeded => Code::DeadlineExceeded,
             SearchError::Embed(_) | SearchError::Tantivy(_) | SearchError::State { .. } => {
                 Code::Internal

@@ -1,10 +1,9 @@
 //! Ranking: BM25 and vector candidates, reciprocal rank fusion with protected
 //! identifier matches, weights, merging overlapping chunks, snippets.
 
-use crate::Filters;
 use cairn_index::analyzer::code_analyzer;
 use cairn_index::schema::ChunkSchema;
-use cairn_index::{DocRecord, Doctype, Snapshot};
+use cairn_index::{Doctype, Snapshot};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use tantivy::query::{
@@ -29,23 +28,6 @@ const BOOSTS: [(&str, f32); 5] = [
 const PAIR_BOOST: f32 = 0.7;
 /// How many words may stand between a pair's two words (1: "log of prob" still counts).
 const PAIR_SLOP: u32 = 1;
-
-/// Whether a caller with `groups` may see `doc` (`None`: a trusted caller).
-pub fn visible(doc: &DocRecord, groups: Option<&[String]>) -> bool {
-    visible_groups(&doc.groups, groups)
-}
-
-/// Whether a caller with `groups` may see what is restricted to `required` (empty: public).
-pub fn visible_groups(required: &[String], groups: Option<&[String]>) -> bool {
-    required.is_empty() || groups.is_none_or(|g| required.iter().any(|d| g.contains(d)))
-}
-
-/// Which chunks a caller with `groups` may see (filters aside): the scope of
-/// every statistic a query's scores depend on.
-pub fn visible_chunks(snap: &Snapshot, groups: Option<&[String]>) -> Vec<bool> {
-    let doc_ok: Vec<bool> = snap.docs.iter().map(|d| visible(d, groups)).collect();
-    snap.chunks.iter().map(|c| doc_ok[c.doc as usize]).collect()
-}
 
 /// What caller-scoped BM25 statistics read, gathered once per opened
 /// version: each tantivy document's chunk ordinal, and each scored field's
@@ -167,28 +149,6 @@ impl Bm25StatisticsProvider for ScopedStats<'_> {
     }
 }
 
-/// Which chunks pass the filters and the caller's groups: applied before ranking, on both paths.
-pub fn allowed_chunks(snap: &Snapshot, filters: &Filters, groups: Option<&[String]>) -> Vec<bool> {
-    let any = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
-    let doc_ok: Vec<bool> = snap
-        .docs
-        .iter()
-        .map(|d| {
-            visible(d, groups)
-                && any(&filters.repo, &d.repo)
-                && any(&filters.category, &d.category)
-                && any(&filters.toolkit, &d.toolkit)
-                && any(&filters.doctype, d.doctype.as_str())
-                && (filters.path_prefix.is_empty()
-                    || filters
-                        .path_prefix
-                        .iter()
-                        .any(|p| d.doc_id.as_str().starts_with(p.as_str())))
-        })
-        .collect();
-    snap.chunks.iter().map(|c| doc_ok[c.doc as usize]).collect()
-}
-
 /// Question words that carry no evidence in a query (as the analyzer stems them).
 const STOP_WORDS: &[&str] = &[
     "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "from",
@@ -258,7 +218,7 @@ pub fn mentioned_toolkits(
         .manifest
         .repos
         .iter()
-        .filter(|r| visible_groups(&r.groups, groups))
+        .filter(|r| crate::access::visible_groups(&r.groups, groups))
     {
         for n in [r.name.to_lowercase(), r.toolkit.to_lowercase()] {
             names.push((n.clone(), r.toolkit.clone()));

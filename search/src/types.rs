@@ -323,3 +323,33 @@ pub struct HealthResponse {
     /// Chunks.
     pub chunks: usize,
 }
+
+/// One value or a list of them: how a filter is written in a JSON body, a
+/// golden-query file, or (one per key) a query string.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// Not given.
+    #[default]
+    None,
+    /// One value.
+    One(String),
+    /// Several values.
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    /// The values, in order.
+    pub fn values(&self) -> Vec<String> {
+        self.clone().into_vec()
+    }
+
+    /// The values, in order, taking them.
+    pub fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::None => Vec::new(),
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}

@@ -6,36 +6,15 @@
 //! (the OpenAPI schema) and schemars (the MCP input schema) from one
 //! definition. Only `http` and `mcp` depend on this module.
 
+use crate::problem::Problem;
 use cairn_search::{
-    ChatMessage, ContextRequest, Engine, Filters, Mode, SearchError, SearchRequest, SpanRequest,
-    TokenizerName, TreeResponse,
+    Caller, ChatMessage, ContextRequest, Engine, Filters, Mode, OneOrMany, RetrieveResponse,
+    SearchError, SearchRequest, SpanRequest, TokenizerName, TreeResponse,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::fmt;
 use utoipa::{IntoParams, ToSchema};
-
-/// One value or a list of them (a GET query string gives one, or a comma-separated list).
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(untagged)]
-pub enum OneOrMany {
-    /// Not given.
-    #[default]
-    None,
-    /// One value.
-    One(String),
-    /// Several values.
-    Many(Vec<String>),
-}
-
-impl OneOrMany {
-    fn into_vec(self) -> Vec<String> {
-        match self {
-            OneOrMany::None => Vec::new(),
-            OneOrMany::One(s) => vec![s],
-            OneOrMany::Many(v) => v,
-        }
-    }
-}
 
 /// The five filter lists of a request, as the library takes them.
 fn filters(
@@ -281,23 +260,18 @@ pub struct WeightResponse {
 }
 
 impl WeightArgs {
-    /// Stores the weight (the caller was checked to be an admin) and logs who
-    /// set it. A document the admin's own groups may not see answers like a
+    /// Stores the weight; the library refuses a caller who is not an admin,
+    /// and a document the admin's own groups may not see answers like a
     /// missing one.
-    pub fn apply(
-        self,
-        engine: &Engine,
-        by: &crate::auth::Caller,
-    ) -> Result<WeightResponse, SearchError> {
+    pub fn apply(self, engine: &Engine, by: &Caller) -> Result<WeightResponse, SearchError> {
         let namespace = self.namespace.unwrap_or_else(|| "global".to_owned());
         let w = engine.set_weight(
             &self.doc_id,
             self.multiplier,
             &namespace,
             self.ttl_days.unwrap_or(30.0),
-            by.groups.as_deref(),
+            by,
         )?;
-        tracing::info!(doc_id = %self.doc_id, namespace = %namespace, multiplier = w.multiplier, caller = %by.name, "runtime weight set");
         Ok(WeightResponse {
             doc_id: self.doc_id,
             namespace,
@@ -306,4 +280,80 @@ impl WeightArgs {
             index_version: engine.snapshot().version.to_string(),
         })
     }
+}
+
+/// No arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// One item of a batch: the passage, or why not.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BatchItem {
+    /// Whether this item succeeded.
+    ok: bool,
+    /// The passage, when ok.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    passage: Option<RetrieveResponse>,
+    /// The problem, when not ok.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<Problem>,
+}
+
+impl BatchItem {
+    /// An item that succeeded.
+    pub fn passage(p: RetrieveResponse) -> Self {
+        Self {
+            ok: true,
+            passage: Some(p),
+            error: None,
+        }
+    }
+
+    /// An item that failed.
+    pub fn problem(p: Problem) -> Self {
+        Self {
+            ok: false,
+            passage: None,
+            error: Some(p),
+        }
+    }
+}
+
+/// The answer to a batch.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BatchResponse {
+    /// One per item, in order.
+    pub items: Vec<BatchItem>,
+    /// The version answering.
+    pub index_version: String,
+}
+
+impl fmt::Display for BatchResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for item in &self.items {
+            if let Some(p) = &item.passage {
+                write!(f, "{p}")?;
+            }
+            if let Some(e) = &item.error {
+                writeln!(
+                    f,
+                    "error [{}] ({}): {}",
+                    e.code,
+                    e.field.as_deref().unwrap_or("-"),
+                    e.detail
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Readiness.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ReadyResponse {
+    /// An index is loaded and answering.
+    pub ready: bool,
+    /// The version answering.
+    pub index_version: String,
 }

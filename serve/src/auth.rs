@@ -14,36 +14,7 @@ use subtle::ConstantTimeEq;
 /// Every token starts with this, so a leaked one is easy to recognise (and to scan for).
 pub const TOKEN_PREFIX: &str = "cairn_";
 
-/// An authenticated caller.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Caller {
-    /// Token name or JWT subject.
-    pub name: String,
-    /// Access groups; `None` is a trusted caller that sees every document (no-auth mode).
-    pub groups: Option<Vec<String>>,
-    /// May set runtime weights.
-    pub admin: bool,
-}
-
-impl Caller {
-    /// The caller of a server run with `--no-auth` (loopback only).
-    pub fn local() -> Self {
-        Self {
-            name: "local".to_owned(),
-            groups: None,
-            admin: true,
-        }
-    }
-
-    /// Someone who presented no credentials: sees public documents only.
-    pub fn anonymous() -> Self {
-        Self {
-            name: "anonymous".to_owned(),
-            groups: Some(Vec::new()),
-            admin: false,
-        }
-    }
-}
+pub use cairn_search::Caller;
 
 /// Why a tokens file or a credential was refused.
 #[derive(Debug, thiserror::Error)]

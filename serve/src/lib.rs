@@ -1,6 +1,6 @@
 //! cairn's connectors: the read-only HTTP API ([`http`], actix-web) and the
-//! MCP server ([`mcp`], rmcp) over the search library, the arguments both
-//! parse ([`args`]), plus what serving needs around them: credentials
+//! MCP server ([`mcp`], rmcp) over the search library, both generated from
+//! one table of operations ([`ops`]) whose arguments both parse ([`args`]), plus what serving needs around them: credentials
 //! ([`auth`]), the hot-swapped live index ([`live`]), the bounded CPU pool
 //! ([`pool`]), problem+json errors ([`problem`]), metrics and per-caller
 //! rate limits, and how a server is configured and started ([`config`]).
@@ -15,6 +15,7 @@ pub mod http;
 pub mod live;
 pub mod mcp;
 pub mod metrics;
+pub mod ops;
 pub mod pool;
 pub mod problem;
 pub mod ratelimit;

@@ -4,17 +4,17 @@
 //!
 //! Built on rmcp, the official Rust SDK (maintained with the spec, stdio and
 //! streamable HTTP), with rmcp-actix-web to mount it in the actix app.
-//! Tools take the library's argument names, defaults and limits. Every
+//! Tools are the operations of [`crate::ops`], with the same names,
+//! descriptions, arguments, defaults and limits as the HTTP API. Every
 //! failure a caller can cause comes back as a tool error carrying the same
 //! stable `code` as the HTTP problem types, never as a dropped session.
 
-use crate::args::{BatchArgs, ContextArgs, SearchArgs, TreeArgs, WeightArgs};
 use crate::auth::Caller;
 use crate::live::LiveIndex;
+use crate::ops::{Call, OPERATIONS, Who};
 use crate::pool::CpuPool;
 use crate::problem::ApiError;
-use cairn_search::Code;
-use cairn_search::{MAX_SPAN_LINES, SearchError, SpanRequest};
+use cairn_search::{Code, MAX_SPAN_LINES};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -23,9 +23,6 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use schemars::JsonSchema;
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -43,78 +40,24 @@ pub struct CairnMcp {
     deadline: Duration,
 }
 
-/// No arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct NoArgs {}
-
-fn read_only() -> ToolAnnotations {
-    ToolAnnotations::new()
-        .read_only(true)
-        .destructive(false)
-        .idempotent(true)
-        .open_world(false)
-}
-
-/// The tools a caller may use (set_weight for admins only).
+/// The tools a caller may use: every operation with a tool name (set_weight
+/// for admins only), described as the HTTP API describes it.
 fn tools(admin: bool) -> Vec<Tool> {
-    use rmcp::handler::server::common::schema_for_type as schema;
-    let mut tools = vec![
-        Tool::new(
-            "search",
-            "Find passages of the indexed scientific-software repositories (code, docs, notebooks) that answer a question. Each hit: doc_id, start_line-end_line, snippet, github_url and permalink to cite. Use toolkit to stay within one package.",
-            schema::<SearchArgs>(),
-        ),
-        Tool::new(
-            "retrieve",
-            "Exact lines start..end of a document (doc_id from a search hit), byte for byte as at the indexed commit, with links. Read around a hit before quoting it.",
-            schema::<SpanRequest>(),
-        ),
-        Tool::new(
-            "retrieve_batch",
-            "retrieve for up to 50 spans at once; each item succeeds or fails on its own.",
-            schema::<BatchArgs>(),
-        ),
-        Tool::new(
-            "tree",
-            "List the doc_id hierarchy (categories, repositories, folders, files with doctype and line count) under a prefix: what is indexed.",
-            schema::<TreeArgs>(),
-        ),
-        Tool::new(
-            "context",
-            "Numbered, cited passages ([1], [2] …) for a question, cut at line boundaries to fit a token budget; says insufficient_evidence when nothing clears the threshold.",
-            schema::<ContextArgs>(),
-        ),
-        Tool::new(
-            "version",
-            "The index version served, its build time and model, and each repository's default branch and indexed commit.",
-            schema::<NoArgs>(),
-        ),
-        Tool::new(
-            "health",
-            "Whether an index is loaded, with document counts by repository and doctype.",
-            schema::<NoArgs>(),
-        ),
-    ];
-    for t in &mut tools {
-        t.annotations = Some(read_only());
-    }
-    if admin {
-        let mut t = Tool::new(
-            "set_weight",
-            "Admin only: multiply a document's ranking score (clamped 0.1 to 10) in a namespace until it expires.",
-            schema::<WeightArgs>(),
-        );
-        t.annotations = Some(
-            ToolAnnotations::new()
-                .read_only(false)
-                .destructive(false)
-                .idempotent(true)
-                .open_world(false),
-        );
-        tools.push(t);
-    }
-    tools
+    OPERATIONS
+        .iter()
+        .filter(|op| admin || op.who != Who::Admin)
+        .filter_map(|op| {
+            let mut t = Tool::new(op.tool?, op.description, (op.input_schema)());
+            t.annotations = Some(
+                ToolAnnotations::new()
+                    .read_only(op.read_only)
+                    .destructive(false)
+                    .idempotent(true)
+                    .open_world(false),
+            );
+            Some(t)
+        })
+        .collect()
 }
 
 /// A tool error with the HTTP problem's code and field.
@@ -123,17 +66,6 @@ fn tool_error(e: &ApiError) -> CallToolResult {
     let mut r = CallToolResult::structured_error(value);
     r.content = vec![ContentBlock::text(format!("error [{}]: {e}", e.code))];
     r
-}
-
-/// A result as structured content plus the text a model can quote.
-fn tool_ok(value: Value, text: String) -> CallToolResult {
-    let mut r = CallToolResult::structured(value);
-    r.content = vec![ContentBlock::text(text)];
-    r
-}
-
-fn parse<T: DeserializeOwned>(args: &Value) -> Result<T, ApiError> {
-    crate::problem::parse_json(args)
 }
 
 /// The caller an HTTP session authenticated as; a stdio session is the local user.
@@ -148,10 +80,6 @@ fn caller(ctx: &RequestContext<RoleServer>) -> Caller {
             .unwrap_or_else(Caller::anonymous),
         None => Caller::local(),
     }
-}
-
-fn to_value<T: serde::Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
 impl CairnMcp {
@@ -169,91 +97,28 @@ impl CairnMcp {
         Instant::now() + self.deadline
     }
 
-    async fn cpu<T: Send + 'static>(
-        &self,
-        f: impl FnOnce() -> Result<T, SearchError> + Send + 'static,
-    ) -> Result<T, ApiError> {
-        Ok(self.pool.run(self.deadline_at(), f).await??)
-    }
-
     /// Runs one tool; Err only for failures the caller caused or can retry.
     async fn run_tool(
         &self,
         name: &str,
-        args: &Value,
+        args: Value,
         who: &Caller,
     ) -> Result<CallToolResult, ApiError> {
-        let engine = self.live.current();
-        let groups = who.groups.clone();
-        match name {
-            "search" => {
-                let req = parse::<SearchArgs>(args)?.into_request(groups, self.deadline_at());
-                let r = self.cpu(move || engine.search(&req)).await?;
-                Ok(tool_ok(to_value(&r), r.to_string()))
-            }
-            "retrieve" => {
-                let a: SpanRequest = parse(args)?;
-                let (s, e) = a.span();
-                let r = engine.retrieve(&a.doc_id, s, e, groups.as_deref())?;
-                Ok(tool_ok(to_value(&r), r.to_string()))
-            }
-            "retrieve_batch" => {
-                let a: BatchArgs = parse(args)?;
-                let results = engine.retrieve_batch(&a.items, groups.as_deref())?;
-                let mut text = String::new();
-                let items: Vec<Value> = results
-                    .into_iter()
-                    .map(|r| match r {
-                        Ok(p) => {
-                            text.push_str(&p.to_string());
-                            json!({ "ok": true, "passage": p })
-                        }
-                        Err(e) => {
-                            let e = ApiError::from(e);
-                            text.push_str(&format!("error [{}]: {e}\n", e.code));
-                            json!({ "ok": false, "error": { "code": e.code, "field": e.field, "message": e.detail } })
-                        }
-                    })
-                    .collect();
-                let value =
-                    json!({ "items": items, "index_version": engine.snapshot().version.as_str() });
-                Ok(tool_ok(value, text))
-            }
-            "tree" => {
-                let r = parse::<TreeArgs>(args)?.run(&engine, groups.as_deref())?;
-                Ok(tool_ok(to_value(&r), r.to_string()))
-            }
-            "context" => {
-                let req = parse::<ContextArgs>(args)?.into_request(groups, self.deadline_at());
-                let r = self.cpu(move || engine.context(&req)).await?;
-                let text = r.context.clone();
-                Ok(tool_ok(to_value(&r), text))
-            }
-            "version" => {
-                let _: NoArgs = parse(args)?;
-                let r = engine.version(groups.as_deref());
-                let text = serde_json::to_string_pretty(&r).unwrap_or_default();
-                Ok(tool_ok(to_value(&r), text))
-            }
-            "health" => {
-                let _: NoArgs = parse(args)?;
-                let r = engine.health(groups.as_deref());
-                let text = serde_json::to_string_pretty(&r).unwrap_or_default();
-                Ok(tool_ok(to_value(&r), text))
-            }
-            "set_weight" if who.admin => {
-                let w = parse::<WeightArgs>(args)?.apply(&engine, who)?;
-                let text = format!(
-                    "weight {} set on {} in {} until unix time {}",
-                    w.multiplier, w.doc_id, w.namespace, w.expires_at
-                );
-                Ok(tool_ok(to_value(&w), text))
-            }
-            other => Err(ApiError::new(
-                Code::NotFound,
-                format!("no tool named {other:?} for this caller"),
-            )),
-        }
+        let op = crate::ops::by_tool(name)
+            .ok_or_else(|| ApiError::new(Code::NotFound, format!("no tool named {name:?}")))?;
+        let call = Call {
+            engine: self.live.current(),
+            caller: who.clone(),
+            anonymous: false,
+            pool: self.pool.clone(),
+            deadline: self.deadline_at(),
+            trace_id: crate::ops::new_trace_id(),
+            instance: format!("mcp:{name}"),
+        };
+        let answer = op.run(args, call).await?;
+        let mut r = CallToolResult::structured(answer.value);
+        r.content = vec![ContentBlock::text(answer.text)];
+        Ok(r)
     }
 }
 
@@ -318,7 +183,7 @@ impl ServerHandler for CairnMcp {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let started = Instant::now();
         let outcome = tokio::select! {
-            r = self.run_tool(&request.name, &args, &who) => r,
+            r = self.run_tool(&request.name, args, &who) => r,
             // The client gave up: stop waiting (a job already running finishes, unread).
             () = context.ct.cancelled() => {
                 tracing::info!(tool = %request.name, "tool call cancelled by the client");
@@ -351,16 +216,9 @@ impl ServerHandler for CairnMcp {
             })
             .transpose()?
             .unwrap_or(0);
-        let visible: Vec<_> = engine
-            .snapshot()
-            .docs
-            .iter()
-            .filter(|d| cairn_search::rank::visible(d, who.groups.as_deref()))
-            .collect();
-        let page: Vec<Resource> = visible
-            .iter()
-            .skip(start)
-            .take(RESOURCE_PAGE)
+        let (docs, next) = engine.documents(who.groups(), start, RESOURCE_PAGE);
+        let page: Vec<Resource> = docs
+            .into_iter()
             .map(|d| {
                 Resource::new(format!("{DOC_URI}{}", d.doc_id), d.doc_id.as_str())
                     .with_description(format!("{} {} ({} lines)", d.repo, d.doctype, d.line_count))
@@ -369,9 +227,7 @@ impl ServerHandler for CairnMcp {
             })
             .collect();
         let mut result = ListResourcesResult::with_all_items(page);
-        if start + RESOURCE_PAGE < visible.len() {
-            result.next_cursor = Some((start + RESOURCE_PAGE).to_string());
-        }
+        result.next_cursor = next.map(|n| n.to_string());
         Ok(result)
     }
 

@@ -193,6 +193,7 @@ impl From<SearchError> for ApiError {
                 field: Some("doc_id".to_owned()),
                 ..ApiError::new(code, format!("doc_id {id:?} not found"))
             },
+            SearchError::Forbidden(message) => ApiError::new(code, message),
             SearchError::DeadlineExceeded => crate::pool::PoolError::DeadlineExceeded.into(),
             other => {
                 // Never echo a library's internal text to clients.

@@ -371,7 +371,7 @@ fn tree_version_health_and_weights() {
 
     let before = search(&e, "alpha", Filters::default(), Mode::Bm25);
     let last = before.hits.last().expect("hits").doc_id.clone();
-    e.set_weight(&last, 10.0, "global", 1.0, None)
+    e.set_weight(&last, 10.0, "global", 1.0, &cairn_search::Caller::local())
         .expect("weight");
     let after = search(&e, "alpha", Filters::default(), Mode::Bm25);
     assert_eq!(after.hits[0].doc_id, last, "a runtime weight lifts the doc");
@@ -380,8 +380,14 @@ fn tree_version_health_and_weights() {
         "stored beside the index"
     );
     assert!(
-        e.set_weight("science/alpha/missing.py", 2.0, "global", 1.0, None)
-            .is_err()
+        e.set_weight(
+            "science/alpha/missing.py",
+            2.0,
+            "global",
+            1.0,
+            &cairn_search::Caller::local()
+        )
+        .is_err()
     );
 }
 

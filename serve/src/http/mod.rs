@@ -35,8 +35,13 @@ pub use crate::config::MAX_BODY_BYTES;
 /// Longest request path written to the access log.
 const MAX_LOGGED_CHARS: usize = 512;
 
-/// Routes anyone may call without credentials.
-const PUBLIC_ROUTES: [&str; 4] = ["/health", "/ready", "/metrics", "/openapi.json"];
+/// The server's own routes anyone may call without credentials (besides the public operations).
+const OPEN_ROUTES: [&str; 2] = ["/metrics", "/openapi.json"];
+
+/// Whether `path` answers without credentials.
+fn is_public(path: &str) -> bool {
+    OPEN_ROUTES.contains(&path) || crate::ops::public_paths().any(|p| p == path)
+}
 
 /// How the server runs.
 #[derive(Clone, Debug)]
@@ -196,14 +201,7 @@ fn trace_id_for(req: &ServiceRequest) -> String {
                 && s.chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         });
-    match given {
-        Some(s) => s.to_owned(),
-        None => {
-            let mut b = [0u8; 16];
-            rand::RngCore::fill_bytes(&mut rand::rng(), &mut b);
-            hex::encode(b)
-        }
-    }
+    given.map_or_else(crate::ops::new_trace_id, str::to_owned)
 }
 
 /// Outermost middleware: trace id, panic containment, problem+json for every
@@ -421,7 +419,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
             "this Origin is not allowed; the operator must add it to the allowed origins",
         ));
     }
-    let public = PUBLIC_ROUTES.contains(&req.path());
+    let public = is_public(req.path());
     let presented = req
         .headers()
         .get(header::AUTHORIZATION)

@@ -1,75 +1,157 @@
-//! The OpenAPI 3.1 document, generated from the handlers' annotations and the
-//! request and response types, and shaped for GPT Actions: unique
-//! operationIds, a bearer scheme, `servers`, and `x-openai-isConsequential`
-//! (false for read-only POSTs, true for `setWeight`).
+//! The OpenAPI 3.1 document, generated from the table of operations
+//! ([`crate::ops::OPERATIONS`]: paths, descriptions, argument and result
+//! types) and shaped for GPT Actions: unique operationIds, a bearer scheme,
+//! `servers`, and `x-openai-isConsequential` (false for read-only POSTs,
+//! true for `setWeight`).
 
-use super::api;
+use crate::ops::{Method, OPERATIONS, Operation, Route, Who};
 use crate::problem::Problem;
-use utoipa::OpenApi;
 use utoipa::openapi::extensions::ExtensionsBuilder;
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-use utoipa::openapi::{self, Server};
+use utoipa::openapi::path::{HttpMethod, OperationBuilder, PathItem};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::schema::Ref;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::{
+    self, ComponentsBuilder, ContentBuilder, InfoBuilder, LicenseBuilder, OpenApiBuilder,
+    PathsBuilder, RefOr, ResponseBuilder, Schema, Server,
+};
+use utoipa::{PartialSchema, ToSchema};
 
-#[derive(OpenApi)]
-#[openapi(
-    info(
-        title = "cairn",
-        description = "Citation search over scientific software repositories: ranked passages with exact line spans of a pinned commit and GitHub links to cite.",
-        license(name = "MIT OR Apache-2.0")
-    ),
-    paths(
-        api::search_get,
-        api::search_post,
-        api::retrieve,
-        api::retrieve_batch,
-        api::tree,
-        api::context,
-        api::weight,
-        api::version,
-        api::health,
-        api::ready
-    ),
-    components(schemas(Problem, cairn_search::Code)),
-    security(("bearer" = []))
-)]
-struct ApiDoc;
-
-/// Operations that only read, though sent as POST: GPT Actions runs them without asking.
-const READ_ONLY_POSTS: [&str; 4] = [
-    "searchCitationsPost",
-    "retrievePassage",
-    "retrievePassages",
-    "buildContext",
-];
+/// Media type of problem bodies.
+const PROBLEM_JSON: &str = crate::problem::PROBLEM_JSON;
 
 /// The document, with `servers` set to `public_url` when given.
 pub fn document(public_url: Option<&str>) -> openapi::OpenApi {
-    let mut doc = ApiDoc::openapi();
-    doc.info.version = env!("CARGO_PKG_VERSION").to_owned();
-    if let Some(url) = public_url {
-        doc.servers = Some(vec![Server::new(url.trim_end_matches('/'))]);
-    }
-    let components = doc.components.get_or_insert_with(Default::default);
-    components.add_security_scheme(
-        "bearer",
-        SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
-    );
-    for item in doc.paths.paths.values_mut() {
-        if let Some(op) = item.post.as_mut() {
-            let id = op.operation_id.as_deref().unwrap_or("");
-            let consequential = !READ_ONLY_POSTS.contains(&id);
-            op.extensions = Some(
-                ExtensionsBuilder::new()
-                    .add("x-openai-isConsequential", consequential)
-                    .build(),
+    let mut schemas: Vec<(String, RefOr<Schema>)> = vec![
+        (Problem::name().into_owned(), Problem::schema()),
+        (
+            <cairn_search::Code as ToSchema>::name().into_owned(),
+            cairn_search::Code::schema(),
+        ),
+    ];
+    let mut paths = PathsBuilder::new();
+    for op in OPERATIONS {
+        for route in op.routes {
+            let method = match route.method {
+                Method::Get => HttpMethod::Get,
+                Method::Post => HttpMethod::Post,
+            };
+            paths = paths.path(
+                route.path,
+                PathItem::new(method, operation(op, route, &mut schemas)),
             );
         }
     }
-    // Liveness and readiness answer without a token.
-    for path in ["/health", "/ready"] {
-        if let Some(op) = doc.paths.paths.get_mut(path).and_then(|i| i.get.as_mut()) {
-            op.security = Some(Vec::new());
+    schemas.sort_by(|a, b| a.0.cmp(&b.0));
+    schemas.dedup_by(|a, b| a.0 == b.0);
+    let components = ComponentsBuilder::new()
+        .schemas_from_iter(schemas)
+        .security_scheme(
+            "bearer",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+        )
+        .build();
+    let info = InfoBuilder::new()
+        .title("cairn")
+        .version(env!("CARGO_PKG_VERSION"))
+        .description(Some("Citation search over scientific software repositories: ranked passages with exact line spans of a pinned commit and GitHub links to cite."))
+        .license(Some(LicenseBuilder::new().name("MIT OR Apache-2.0").build()))
+        .build();
+    OpenApiBuilder::new()
+        .info(info)
+        .paths(paths.build())
+        .components(Some(components))
+        .security(Some([SecurityRequirement::new(
+            "bearer",
+            Vec::<String>::new(),
+        )]))
+        .servers(public_url.map(|url| [Server::new(url.trim_end_matches('/'))]))
+        .build()
+}
+
+/// One route of an operation as an OpenAPI operation.
+fn operation(
+    op: &Operation,
+    route: &Route,
+    schemas: &mut Vec<(String, RefOr<Schema>)>,
+) -> openapi::path::Operation {
+    let json_of = |name: String| {
+        ContentBuilder::new()
+            .schema(Some(Ref::from_schema_name(name)))
+            .build()
+    };
+    let problem = || {
+        ContentBuilder::new()
+            .schema(Some(Ref::from_schema_name(Problem::name())))
+            .build()
+    };
+    let ok = ResponseBuilder::new()
+        .description(op.answers)
+        .content("application/json", json_of((op.output)(schemas)))
+        .build();
+    // GPT Actions reads a POST as a change unless told; say it in words too.
+    let description = match (route.method, op.read_only) {
+        (Method::Post, true) => format!("{} Read-only.", op.description),
+        _ => op.description.to_owned(),
+    };
+    let mut b = OperationBuilder::new()
+        .tag(op.tag)
+        .summary(Some(route.summary))
+        .description(Some(description))
+        .operation_id(Some(route.operation_id))
+        .response("200", ok);
+    match route.method {
+        Method::Get => {
+            if let Some(params) = op.params {
+                b = b.parameters(Some(params()));
+            }
+        }
+        Method::Post => {
+            if let Some(body) = op.body {
+                let body = RequestBodyBuilder::new()
+                    .content("application/json", json_of(body(schemas)))
+                    .required(Some(utoipa::openapi::Required::True))
+                    .build();
+                b = b.request_body(Some(body));
+            }
         }
     }
-    doc
+    if op.who == Who::Admin {
+        b = b.response(
+            "403",
+            ResponseBuilder::new()
+                .description("Not an admin token")
+                .content(PROBLEM_JSON, problem()),
+        );
+    }
+    if op.who != Who::Public {
+        b = b.response(
+            "4XX",
+            ResponseBuilder::new()
+                .description("Bad input, auth or limits")
+                .content(PROBLEM_JSON, problem()),
+        );
+    }
+    if op.on_cpu {
+        b = b.response(
+            "5XX",
+            ResponseBuilder::new()
+                .description("Overloaded or failed; retry after Retry-After")
+                .content(PROBLEM_JSON, problem()),
+        );
+    }
+    if route.method == Method::Post {
+        // GPT Actions runs a non-consequential action without asking the user.
+        b = b.extensions(Some(
+            ExtensionsBuilder::new()
+                .add("x-openai-isConsequential", !op.read_only)
+                .build(),
+        ));
+    }
+    let mut built = b.build();
+    if op.who == Who::Public {
+        // Liveness and readiness answer without a token.
+        built.security = Some(Vec::new());
+    }
+    built
 }

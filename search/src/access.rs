@@ -1,0 +1,82 @@
+//! Who may see what: the [`Caller`] every connector hands the library, and
+//! the one set of rules that decides which documents and chunks a caller's
+//! groups reach. Every call that reads documents goes through these, so a
+//! document hidden from a caller answers exactly like a missing one.
+
+use crate::Filters;
+use cairn_index::{DocRecord, Snapshot};
+
+/// Someone calling the library: a token holder, a JWT subject, the local user.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// Token name or JWT subject.
+    pub name: String,
+    /// Access groups; `None` is a trusted caller that sees every document (no-auth mode).
+    pub groups: Option<Vec<String>>,
+    /// May set runtime weights.
+    pub admin: bool,
+}
+
+impl Caller {
+    /// The local user (the CLI, MCP over stdio, a server without credentials on loopback).
+    pub fn local() -> Self {
+        Self {
+            name: "local".to_owned(),
+            groups: None,
+            admin: true,
+        }
+    }
+
+    /// Someone who presented no credentials: sees public documents only.
+    pub fn anonymous() -> Self {
+        Self {
+            name: "anonymous".to_owned(),
+            groups: Some(Vec::new()),
+            admin: false,
+        }
+    }
+
+    /// The groups, as the library's calls take them.
+    pub fn groups(&self) -> Option<&[String]> {
+        self.groups.as_deref()
+    }
+}
+
+/// Whether a caller with `groups` may see `doc` (`None`: a trusted caller).
+pub fn visible(doc: &DocRecord, groups: Option<&[String]>) -> bool {
+    visible_groups(&doc.groups, groups)
+}
+
+/// Whether a caller with `groups` may see what is restricted to `required` (empty: public).
+pub fn visible_groups(required: &[String], groups: Option<&[String]>) -> bool {
+    required.is_empty() || groups.is_none_or(|g| required.iter().any(|d| g.contains(d)))
+}
+
+/// Which chunks a caller with `groups` may see (filters aside): the scope of
+/// every statistic a query's scores depend on.
+pub fn visible_chunks(snap: &Snapshot, groups: Option<&[String]>) -> Vec<bool> {
+    let doc_ok: Vec<bool> = snap.docs.iter().map(|d| visible(d, groups)).collect();
+    snap.chunks.iter().map(|c| doc_ok[c.doc as usize]).collect()
+}
+
+/// Which chunks pass the filters and the caller's groups: applied before ranking, on both paths.
+pub fn allowed_chunks(snap: &Snapshot, filters: &Filters, groups: Option<&[String]>) -> Vec<bool> {
+    let any = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
+    let doc_ok: Vec<bool> = snap
+        .docs
+        .iter()
+        .map(|d| {
+            visible(d, groups)
+                && any(&filters.repo, &d.repo)
+                && any(&filters.category, &d.category)
+                && any(&filters.toolkit, &d.toolkit)
+                && any(&filters.doctype, d.doctype.as_str())
+                && (filters.path_prefix.is_empty()
+                    || filters
+                        .path_prefix
+                        .iter()
+                        .any(|p| d.doc_id.as_str().starts_with(p.as_str())))
+        })
+        .collect();
+    snap.chunks.iter().map(|c| doc_ok[c.doc as usize]).collect()
+}

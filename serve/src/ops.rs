@@ -1,0 +1,479 @@
+//! The operations, each defined once: its name, description, argument and
+//! result types, who may call it and whether it runs on the CPU pool.
+//! HTTP routes ([`crate::http::api`]), MCP tools ([`crate::mcp`]) and the
+//! OpenAPI document ([`crate::http::openapi`]) are all generated from
+//! [`OPERATIONS`], and every call runs through [`Operation::run`], so the two
+//! connectors cannot answer the same question differently.
+
+use crate::args::{
+    BatchArgs, BatchItem, BatchResponse, ContextArgs, NoArgs, ReadyResponse, SearchArgs, TreeArgs,
+    WeightArgs, WeightResponse,
+};
+use crate::pool::CpuPool;
+use crate::problem::{ApiError, parse_json};
+use cairn_search::{
+    Caller, ContextResponse, Engine, HealthResponse, RetrieveResponse, SearchError, SearchResponse,
+    SpanRequest, TreeResponse, VersionResponse,
+};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Instant;
+use utoipa::openapi::path::{Parameter, ParameterIn};
+use utoipa::openapi::{RefOr, Schema};
+use utoipa::{IntoParams, ToSchema};
+
+/// Which operation (what [`Operation::run`] dispatches on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Ranked passages for a question.
+    Search,
+    /// Exact lines of a document.
+    Retrieve,
+    /// Several spans at once.
+    RetrieveBatch,
+    /// The doc_id hierarchy.
+    Tree,
+    /// Cited passages within a token budget.
+    Context,
+    /// The index version served.
+    Version,
+    /// Liveness and counts.
+    Health,
+    /// Readiness.
+    Ready,
+    /// A runtime ranking multiplier.
+    SetWeight,
+}
+
+/// Who may call an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Who {
+    /// Anyone, without credentials (probes).
+    Public,
+    /// Any authenticated caller; what it sees is limited by its groups.
+    Caller,
+    /// Admins only; the library refuses anyone else.
+    Admin,
+}
+
+/// An HTTP method an operation answers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Arguments in the query string.
+    Get,
+    /// Arguments as a JSON body.
+    Post,
+}
+
+/// One HTTP binding of an operation.
+#[derive(Clone, Copy, Debug)]
+pub struct Route {
+    /// The method.
+    pub method: Method,
+    /// The path.
+    pub path: &'static str,
+    /// The OpenAPI operationId (unique; GPT Actions names the action by it).
+    pub operation_id: &'static str,
+    /// One line for the OpenAPI summary.
+    pub summary: &'static str,
+}
+
+/// The schemas of a type, for the OpenAPI components: its own, then those it refers to.
+type Schemas = fn(&mut Vec<(String, RefOr<Schema>)>) -> String;
+
+/// One operation.
+pub struct Operation {
+    /// What runs.
+    pub kind: Kind,
+    /// The MCP tool name; `None` for HTTP-only probes.
+    pub tool: Option<&'static str>,
+    /// Its HTTP routes.
+    pub routes: &'static [Route],
+    /// The OpenAPI tag.
+    pub tag: &'static str,
+    /// What it does, for a model choosing a tool or an action (≤ 300 characters).
+    pub description: &'static str,
+    /// What a success holds (the OpenAPI 200 response).
+    pub answers: &'static str,
+    /// Who may call it.
+    pub who: Who,
+    /// Whether it runs on the CPU pool (embedding, ranking), within the deadline.
+    pub on_cpu: bool,
+    /// Whether it changes nothing (MCP's readOnlyHint; GPT Actions' isConsequential is its negation).
+    pub read_only: bool,
+    /// The MCP input schema of its arguments.
+    pub input_schema: fn() -> Arc<rmcp::model::JsonObject>,
+    /// Its arguments' schemas (a POST body).
+    pub body: Option<Schemas>,
+    /// Its arguments as query parameters (a GET).
+    pub params: Option<fn() -> Vec<Parameter>>,
+    /// Its result's schemas.
+    pub output: Schemas,
+}
+
+fn input<T: JsonSchema + 'static>() -> Arc<rmcp::model::JsonObject> {
+    rmcp::handler::server::common::schema_for_type::<T>()
+}
+
+fn schemas<T: ToSchema>(out: &mut Vec<(String, RefOr<Schema>)>) -> String {
+    let name = T::name().into_owned();
+    out.push((name.clone(), T::schema()));
+    T::schemas(out);
+    name
+}
+
+fn params<T: IntoParams>() -> Vec<Parameter> {
+    T::into_params(|| Some(ParameterIn::Query))
+}
+
+/// Every operation, in the order tools are listed.
+pub static OPERATIONS: &[Operation] = &[
+    Operation {
+        kind: Kind::Search,
+        tool: Some("search"),
+        routes: &[
+            Route {
+                method: Method::Get,
+                path: "/search",
+                operation_id: "searchCitations",
+                summary: "Search the indexed repositories for passages that answer a question.",
+            },
+            Route {
+                method: Method::Post,
+                path: "/search",
+                operation_id: "searchCitationsPost",
+                summary: "Search, with the arguments as a JSON body.",
+            },
+        ],
+        tag: "search",
+        description: "Finds the passages of the indexed scientific-software repositories (code, docs, notebooks) that best answer a question. Each hit has doc_id, start_line-end_line, a snippet and GitHub links to cite. Use toolkit to stay within one package.",
+        answers: "Ranked passages, each with exact lines and GitHub links",
+        who: Who::Caller,
+        on_cpu: true,
+        read_only: true,
+        input_schema: input::<SearchArgs>,
+        body: Some(schemas::<SearchArgs>),
+        params: Some(params::<SearchArgs>),
+        output: schemas::<SearchResponse>,
+    },
+    Operation {
+        kind: Kind::Retrieve,
+        tool: Some("retrieve"),
+        routes: &[Route {
+            method: Method::Post,
+            path: "/retrieve",
+            operation_id: "retrievePassage",
+            summary: "Get the exact lines of a document.",
+        }],
+        tag: "retrieve",
+        description: "Returns lines start..end of a document (doc_id from a search hit) exactly as at the indexed commit, with GitHub links and the file's sha256. Use it to read more around a hit before quoting.",
+        answers: "The lines, byte for byte as at the indexed commit",
+        who: Who::Caller,
+        on_cpu: false,
+        read_only: true,
+        input_schema: input::<SpanRequest>,
+        body: Some(schemas::<SpanRequest>),
+        params: None,
+        output: schemas::<RetrieveResponse>,
+    },
+    Operation {
+        kind: Kind::RetrieveBatch,
+        tool: Some("retrieve_batch"),
+        routes: &[Route {
+            method: Method::Post,
+            path: "/retrieve/batch",
+            operation_id: "retrievePassages",
+            summary: "Get several spans in one call.",
+        }],
+        tag: "retrieve",
+        description: "Like retrievePassage for up to 50 spans; each item succeeds or fails on its own. Together at most 48,000 bytes of text.",
+        answers: "One result per item; each succeeds or fails alone",
+        who: Who::Caller,
+        on_cpu: false,
+        read_only: true,
+        input_schema: input::<BatchArgs>,
+        body: Some(schemas::<BatchArgs>),
+        params: None,
+        output: schemas::<BatchResponse>,
+    },
+    Operation {
+        kind: Kind::Tree,
+        tool: Some("tree"),
+        routes: &[Route {
+            method: Method::Get,
+            path: "/tree",
+            operation_id: "listDocuments",
+            summary: "List the documents under a prefix.",
+        }],
+        tag: "browse",
+        description: "Lists the doc_id hierarchy (categories, repositories, folders, files with doctype and line count) under a prefix. Use it to discover what is indexed.",
+        answers: "Folders and files under the prefix",
+        who: Who::Caller,
+        on_cpu: false,
+        read_only: true,
+        input_schema: input::<TreeArgs>,
+        body: None,
+        params: Some(params::<TreeArgs>),
+        output: schemas::<TreeResponse>,
+    },
+    Operation {
+        kind: Kind::Context,
+        tool: Some("context"),
+        routes: &[Route {
+            method: Method::Post,
+            path: "/context",
+            operation_id: "buildContext",
+            summary: "Build a cited context block for a prompt.",
+        }],
+        tag: "search",
+        description: "For bots that build prompts: searches, then returns numbered passages ([1], [2] …) cut at line boundaries to fit max_tokens, with their links. insufficient_evidence is true when nothing clears the threshold.",
+        answers: "Numbered passages within the token budget, and their citations",
+        who: Who::Caller,
+        on_cpu: true,
+        read_only: true,
+        input_schema: input::<ContextArgs>,
+        body: Some(schemas::<ContextArgs>),
+        params: None,
+        output: schemas::<ContextResponse>,
+    },
+    Operation {
+        kind: Kind::Version,
+        tool: Some("version"),
+        routes: &[Route {
+            method: Method::Get,
+            path: "/version",
+            operation_id: "getIndexVersion",
+            summary: "What index is being served.",
+        }],
+        tag: "status",
+        description: "The index version being served, when it was built, the embedding model, and each repository's default branch and indexed commit.",
+        answers: "Version, build time, model and each repository's branch and commit",
+        who: Who::Caller,
+        on_cpu: false,
+        read_only: true,
+        input_schema: input::<NoArgs>,
+        body: None,
+        params: None,
+        output: schemas::<VersionResponse>,
+    },
+    Operation {
+        kind: Kind::Health,
+        tool: Some("health"),
+        routes: &[Route {
+            method: Method::Get,
+            path: "/health",
+            operation_id: "getHealth",
+            summary: "Liveness and counts.",
+        }],
+        tag: "status",
+        description: "Liveness: 200 while the server runs, with document counts by doctype (and by repository for a caller with credentials).",
+        answers: "The server is up; counts of what the caller can see",
+        who: Who::Public,
+        on_cpu: false,
+        read_only: true,
+        input_schema: input::<NoArgs>,
+        body: None,
+        params: None,
+        output: schemas::<HealthResponse>,
+    },
+    Operation {
+        kind: Kind::Ready,
+        tool: None,
+        routes: &[Route {
+            method: Method::Get,
+            path: "/ready",
+            operation_id: "getReady",
+            summary: "Whether an index is loaded.",
+        }],
+        tag: "status",
+        description: "Readiness for load balancers: 200 once an index is loaded.",
+        answers: "An index is loaded",
+        who: Who::Public,
+        on_cpu: false,
+        read_only: true,
+        input_schema: input::<NoArgs>,
+        body: None,
+        params: None,
+        output: schemas::<ReadyResponse>,
+    },
+    Operation {
+        kind: Kind::SetWeight,
+        tool: Some("set_weight"),
+        routes: &[Route {
+            method: Method::Post,
+            path: "/weight",
+            operation_id: "setWeight",
+            summary: "Set a runtime ranking weight (admin tokens only).",
+        }],
+        tag: "admin",
+        description: "Admin only: multiplies a document's ranking score (clamped 0.1 to 10) in a namespace until it expires. Changes future answers.",
+        answers: "The stored weight",
+        who: Who::Admin,
+        on_cpu: false,
+        read_only: false,
+        input_schema: input::<WeightArgs>,
+        body: Some(schemas::<WeightArgs>),
+        params: None,
+        output: schemas::<WeightResponse>,
+    },
+];
+
+/// The operation an MCP tool name names.
+pub fn by_tool(name: &str) -> Option<&'static Operation> {
+    OPERATIONS.iter().find(|o| o.tool == Some(name))
+}
+
+/// Paths that answer without credentials.
+pub fn public_paths() -> impl Iterator<Item = &'static str> {
+    OPERATIONS
+        .iter()
+        .filter(|o| o.who == Who::Public)
+        .flat_map(|o| o.routes.iter().map(|r| r.path))
+}
+
+/// A fresh id naming one call in logs and problem bodies.
+pub fn new_trace_id() -> String {
+    let mut b = [0u8; 16];
+    rand::RngCore::fill_bytes(&mut rand::rng(), &mut b);
+    hex::encode(b)
+}
+
+/// Everything one call needs besides its arguments.
+#[derive(Clone)]
+pub struct Call {
+    /// The engine answering (held until the answer is built).
+    pub engine: Arc<Engine>,
+    /// Who is asking.
+    pub caller: Caller,
+    /// The caller presented no credentials (a public route's probe).
+    pub anonymous: bool,
+    /// Where CPU work runs.
+    pub pool: CpuPool,
+    /// When the answer stops being wanted.
+    pub deadline: Instant,
+    /// Names the call in logs and in failed batch items.
+    pub trace_id: String,
+    /// What was called (the HTTP path, or `mcp:<tool>`), for failed batch items.
+    pub instance: String,
+}
+
+/// An answer: the JSON both connectors send, and the text an MCP client shows a model.
+pub struct Answer {
+    /// The structured result.
+    pub value: Value,
+    /// The same for a person or a model to read.
+    pub text: String,
+}
+
+impl Answer {
+    fn new<T: Serialize>(result: &T, text: String) -> Self {
+        Self {
+            value: serde_json::to_value(result).unwrap_or(Value::Null),
+            text,
+        }
+    }
+
+    fn json<T: Serialize>(result: &T) -> Self {
+        let text = serde_json::to_string_pretty(result).unwrap_or_default();
+        Self::new(result, text)
+    }
+}
+
+fn parse<T: DeserializeOwned>(args: &Value) -> Result<T, ApiError> {
+    parse_json(args)
+}
+
+impl Operation {
+    /// Runs the operation on `args` for `call`: on the CPU pool within the
+    /// deadline when [`Operation::on_cpu`], else here.
+    pub async fn run(&'static self, args: Value, call: Call) -> Result<Answer, ApiError> {
+        match self.on_cpu {
+            true => {
+                let (pool, deadline) = (call.pool.clone(), call.deadline);
+                pool.run(deadline, move || self.answer(&args, &call))
+                    .await?
+            }
+            false => self.answer(&args, &call),
+        }
+    }
+
+    /// The answer, computed on this thread.
+    fn answer(&self, args: &Value, call: &Call) -> Result<Answer, ApiError> {
+        let (engine, groups) = (&call.engine, call.caller.groups());
+        Ok(match self.kind {
+            Kind::Search => {
+                let req = parse::<SearchArgs>(args)?
+                    .into_request(call.caller.groups.clone(), call.deadline);
+                let r = engine.search(&req)?;
+                Answer::new(&r, r.to_string())
+            }
+            Kind::Retrieve => {
+                let a: SpanRequest = parse(args)?;
+                let (start, end) = a.span();
+                let r = engine.retrieve(&a.doc_id, start, end, groups)?;
+                Answer::new(&r, r.to_string())
+            }
+            Kind::RetrieveBatch => {
+                let r = batch(engine, &parse(args)?, call)?;
+                Answer::new(&r, r.to_string())
+            }
+            Kind::Tree => {
+                let r = parse::<TreeArgs>(args)?.run(engine, groups)?;
+                Answer::new(&r, r.to_string())
+            }
+            Kind::Context => {
+                let req = parse::<ContextArgs>(args)?
+                    .into_request(call.caller.groups.clone(), call.deadline);
+                let r = engine.context(&req)?;
+                Answer::new(&r, r.context.clone())
+            }
+            Kind::Version => {
+                let _: NoArgs = parse(args)?;
+                Answer::json(&engine.version(groups))
+            }
+            Kind::Health => {
+                let _: NoArgs = parse(args)?;
+                let mut health = engine.health(groups);
+                // Probes need no names: without credentials, counts only.
+                if call.anonymous {
+                    health.docs_by_repo.clear();
+                }
+                Answer::json(&health)
+            }
+            Kind::Ready => {
+                let _: NoArgs = parse(args)?;
+                Answer::json(&ReadyResponse {
+                    ready: true,
+                    index_version: engine.snapshot().version.to_string(),
+                })
+            }
+            Kind::SetWeight => {
+                let w = parse::<WeightArgs>(args)?.apply(engine, &call.caller)?;
+                let text = format!(
+                    "weight {} set on {} in {} until unix time {}",
+                    w.multiplier, w.doc_id, w.namespace, w.expires_at
+                );
+                Answer::new(&w, text)
+            }
+        })
+    }
+}
+
+/// A batch: each item its passage or its problem (one shape over HTTP and MCP).
+fn batch(engine: &Engine, a: &BatchArgs, call: &Call) -> Result<BatchResponse, SearchError> {
+    let items = engine
+        .retrieve_batch(&a.items, call.caller.groups())?
+        .into_iter()
+        .map(|r| match r {
+            Ok(p) => BatchItem::passage(p),
+            Err(e) => BatchItem::problem(ApiError::from(e).problem(&call.trace_id, &call.instance)),
+        })
+        .collect();
+    Ok(BatchResponse {
+        items,
+        index_version: engine.snapshot().version.to_string(),
+    })
+}
