@@ -8,7 +8,7 @@ use crate::layout::{LayoutError, VersionDir, VersionWriter, files};
 use crate::rows::{Row, order};
 use crate::schema::ChunkSchema;
 use crate::vectors::encode_into;
-use crate::{ChunkRecord, DocRecord, IndexRoot, LineSpan, Manifest, SubchunkRecord, Weights};
+use crate::{ChunkRecord, DocRecord, IndexRoot, LineSpan, Manifest, PathWeights, SubchunkRecord};
 use tantivy::{Index, IndexWriter, TantivyDocument};
 
 /// tantivy's indexing memory: one thread, so documents keep their order.
@@ -68,7 +68,7 @@ impl VersionBuilder {
         root: &IndexRoot,
         docs: &[DocRecord],
         content: &[u8],
-        weights: &Weights,
+        weights: &PathWeights,
     ) -> Result<Self, WriteError> {
         let writer = VersionWriter::create(root)?;
         writer.write_json(files::DOCS, &docs)?;

@@ -34,7 +34,7 @@ pub use records::{ChunkRecord, DocRecord, Doctype, SubchunkRecord};
 pub use rows::Rows;
 pub use snapshot::{OpenError, Snapshot};
 pub use verify::{VerifyReport, verify, verify_version};
-pub use weights::Weights;
+pub use weights::PathWeights;
 
 /// sha256 of `bytes` as lowercase hex: the one digest used across the format.
 pub fn sha256_hex(bytes: &[u8]) -> String {

@@ -4,7 +4,7 @@
 use crate::layout::{LayoutError, files};
 use crate::schema::ChunkSchema;
 use crate::vectors::Vectors;
-use crate::weights::Weights;
+use crate::weights::PathWeights;
 use crate::{
     ChunkRecord, DocId, DocRecord, IndexRoot, IndexVersion, LineIndex, LineSpan, Manifest,
     SubchunkRecord,
@@ -51,7 +51,7 @@ pub struct Snapshot {
     /// The chunks.
     pub chunks: Vec<ChunkRecord>,
     /// Ranking multipliers it was built with.
-    pub weights: Weights,
+    pub path_weights: PathWeights,
     /// Chunk vectors.
     pub vectors: Vectors,
     /// The subchunks.
@@ -96,7 +96,7 @@ impl Snapshot {
         let docs: Vec<DocRecord> = read_json(path, files::DOCS)?;
         let chunks: Vec<ChunkRecord> = read_json(path, files::CHUNKS)?;
         let subchunks: Vec<SubchunkRecord> = read_json(path, files::SUBCHUNKS)?;
-        let weights: Weights = read_json(path, files::WEIGHTS)?;
+        let path_weights: PathWeights = read_json(path, files::WEIGHTS)?;
         let content_path = path.join(files::CONTENT);
         let file_err = |p: &Path, e: std::io::Error| OpenError::File {
             path: p.display().to_string(),
@@ -174,7 +174,7 @@ impl Snapshot {
             manifest,
             docs,
             chunks,
-            weights,
+            path_weights,
             vectors,
             subchunks,
             subchunk_vectors,

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 /// Multipliers by extension and by path substring; absent means 1.0.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Weights {
+pub struct PathWeights {
     /// Multiplier by file extension, with its dot (`.py: 1.0`).
     #[serde(default)]
     pub extensions: BTreeMap<String, f32>,
@@ -16,7 +16,7 @@ pub struct Weights {
     pub path_includes: BTreeMap<String, f32>,
 }
 
-impl Weights {
+impl PathWeights {
     /// The static multiplier of a path.
     pub fn for_path(&self, path: &str) -> f32 {
         let name = path.rsplit('/').next().unwrap_or(path);

@@ -4,7 +4,7 @@
 //! Every error names `file:line:column`. Unknown keys are errors, not silent
 //! defaults.
 
-pub use cairn_index::Weights;
+pub use cairn_index::PathWeights;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
@@ -414,17 +414,17 @@ pub fn github_web_url(url: &str) -> Option<String> {
 }
 
 /// The weights used when no weights.yaml is given: `config/weights.yaml`, compiled in.
-pub fn default_weights() -> Weights {
+pub fn default_weights() -> PathWeights {
     const DEFAULT: &str = include_str!("../../config/weights.yaml");
     parse_weights(Path::new("config/weights.yaml"), DEFAULT).unwrap_or_default()
 }
 
 /// Reads weights.yaml, rejecting negative or absurd multipliers.
-pub fn load_weights(path: &Path) -> Result<Weights, ConfigError> {
+pub fn load_weights(path: &Path) -> Result<PathWeights, ConfigError> {
     parse_weights(path, &read(path)?)
 }
 
-fn parse_weights(path: &Path, text: &str) -> Result<Weights, ConfigError> {
+fn parse_weights(path: &Path, text: &str) -> Result<PathWeights, ConfigError> {
     {
         #[derive(Deserialize)]
         #[serde(deny_unknown_fields)]
@@ -451,7 +451,7 @@ fn parse_weights(path: &Path, text: &str) -> Result<Weights, ConfigError> {
                     })
                     .collect()
             };
-        Ok(Weights {
+        Ok(PathWeights {
             extensions: check(raw.extensions)?,
             path_includes: check(raw.path_includes)?,
         })

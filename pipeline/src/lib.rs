@@ -6,14 +6,17 @@
 //! into exact line spans by structure; [`build`] embeds the chunks (reusing
 //! [`embed_cache`]), writes every file of a version through `cairn-index`, and
 //! publishes it; a build can also run as shards on several machines, each
-//! writing a [`part`], merged into the same index a single machine writes. Depends on `cairn-index` and `cairn-embed`; nothing depends
-//! on it but the `cairn` binary.
+//! writing a [`part`], merged into the same index a single machine writes.
+//! Depends on `cairn-index` and `cairn-embed`; nothing depends on it but the
+//! `cairn` binary.
 
 pub mod build;
 pub mod chunk;
 pub mod config;
 pub mod documents;
 pub mod embed_cache;
+#[cfg(any(test, feature = "test-fixtures"))]
+pub mod fixtures;
 pub mod part;
 pub mod report;
 pub mod sync;

@@ -9,7 +9,7 @@
 //! A part holds the documents' text, so the merge needs neither git nor the model.
 
 use crate::chunk::ChunkDraft;
-use crate::config::{BuildSettings, Weights};
+use crate::config::{BuildSettings, PathWeights};
 use crate::documents::{Skipped, SourceDoc, language};
 use cairn_index::manifest::{ModelInfo, RepoRecord, SkipReason};
 use cairn_index::{Doctype, Rows};
@@ -161,7 +161,7 @@ pub struct PartManifest {
     /// Build settings.
     pub settings: BuildSettings,
     /// Ranking weights.
-    pub weights: Weights,
+    pub weights: PathWeights,
     /// The embedding model.
     pub model: ModelInfo,
     /// The repositories of this shard, in repositories.yml order.

@@ -118,7 +118,7 @@ fn list_ranks(engine: &Engine, lists: &[RankedList], relevant: &[Relevant]) -> V
             format!(
                 "{:?}×{} {}",
                 l.source,
-                l.weight,
+                l.share,
                 rank.map_or("-".to_owned(), |r| format!("#{}", r + 1))
             )
         })

@@ -41,9 +41,9 @@ pub enum SearchError {
     ModelMismatch {
         /// Model id in the manifest.
         built: String,
-        /// Weights digest in the manifest.
+        /// Model weights digest in the manifest.
         built_sha: String,
-        /// Weights digest of the model found.
+        /// Model weights digest of the model found.
         found_sha: String,
     },
     /// Bad input, naming the field.

@@ -336,7 +336,7 @@ pub fn identifier_lists(
             .collect();
         out.push(RankedList {
             source: Source::Identifier,
-            weight: 1.0 / (docs.len() as f32).sqrt(),
+            share: 1.0 / (docs.len() as f32).sqrt(),
             hits,
         });
     }
@@ -467,17 +467,17 @@ pub enum Source {
     Identifier,
 }
 
-/// One ranked candidate list and its weight in the fusion.
+/// One ranked candidate list and its share of the fusion.
 pub struct RankedList {
     /// What produced it.
     pub source: Source,
-    /// How much a rank in it counts.
-    pub weight: f32,
+    /// How much a rank in it counts (a share, not a ranking weight).
+    pub share: f32,
     /// (chunk, score), best first.
     pub hits: Vec<(u32, f32)>,
 }
 
-/// Weighted reciprocal rank fusion. Identifier matches count as lists of
+/// Reciprocal rank fusion, each list counting by its share. Identifier matches count as lists of
 /// their own, so a query naming a definition finds it.
 pub fn fuse(lists: &[RankedList]) -> Vec<Fused> {
     let mut by_chunk: HashMap<u32, Fused> = HashMap::new();
@@ -493,7 +493,7 @@ pub fn fuse(lists: &[RankedList]) -> Vec<Fused> {
                 // A hit's cosine stays its chunk's own: one meaning for the breakdown.
                 Source::Subchunk | Source::Identifier => {}
             }
-            f.rrf += list.weight / (RRF_K + rank as f32 + 1.0);
+            f.rrf += list.share / (RRF_K + rank as f32 + 1.0);
         }
     }
     let mut out: Vec<Fused> = by_chunk.into_values().collect();
@@ -582,10 +582,10 @@ pub fn doctype_names() -> Vec<&'static str> {
 mod tests {
     use super::*;
 
-    fn list(source: Source, weight: f32, hits: &[(u32, f32)]) -> RankedList {
+    fn list(source: Source, share: f32, hits: &[(u32, f32)]) -> RankedList {
         RankedList {
             source,
-            weight,
+            share,
             hits: hits.to_vec(),
         }
     }

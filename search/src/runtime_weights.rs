@@ -35,7 +35,7 @@ pub struct RuntimeWeights {
 }
 
 impl RuntimeWeights {
-    /// Weights kept in `path` (read now if it exists; a damaged file is an error, not a reset).
+    /// Runtime weights kept in `path` (read now if it exists; a damaged file is an error, not a reset).
     pub fn load(path: PathBuf) -> Result<Self, SearchError> {
         let table = match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| SearchError::State {
@@ -50,7 +50,7 @@ impl RuntimeWeights {
         })
     }
 
-    /// Weights that live only in memory (tests, read-only deployments).
+    /// Runtime weights that live only in memory (tests, read-only deployments).
     pub fn in_memory() -> Self {
         Self {
             path: None,

@@ -477,3 +477,48 @@ fn batch(engine: &Engine, a: &BatchArgs, call: &Call) -> Result<BatchResponse, S
         index_version: engine.snapshot().version.to_string(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each operation appears once everywhere it is offered: its routes in
+    /// the OpenAPI document under its operationIds, its tool in the MCP list.
+    #[test]
+    fn every_operation_is_offered_from_this_table() {
+        let doc = serde_json::to_value(crate::http::openapi::document(None)).expect("json");
+        let mut ids = std::collections::BTreeSet::new();
+        let mut tools = std::collections::BTreeSet::new();
+        for op in OPERATIONS {
+            assert!(op.description.len() <= 300, "{:?}", op.kind);
+            for r in op.routes {
+                let method = match r.method {
+                    Method::Get => "get",
+                    Method::Post => "post",
+                };
+                assert_eq!(
+                    doc["paths"][r.path][method]["operationId"], r.operation_id,
+                    "{method} {}",
+                    r.path
+                );
+                assert!(ids.insert(r.operation_id), "{} twice", r.operation_id);
+            }
+            if let Some(t) = op.tool {
+                assert!(tools.insert(t), "{t} twice");
+                assert_eq!(by_tool(t).map(|o| o.kind), Some(op.kind));
+            }
+        }
+        let routes: usize = doc["paths"]
+            .as_object()
+            .expect("paths")
+            .values()
+            .map(|item| item.as_object().map_or(0, |m| m.len()))
+            .sum();
+        assert_eq!(routes, ids.len(), "no path the table does not list");
+        assert_eq!(
+            public_paths().collect::<Vec<_>>(),
+            ["/health", "/ready"],
+            "only probes answer without a token"
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! Fixture repositories, configs and the tiny model, built fresh in a temp folder.
 
-use git2::{IndexAddOption, Oid, Repository, RepositoryInitOptions, Signature};
+use git2::Repository;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -71,39 +71,8 @@ fn beta_files() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
-/// Writes `files` into the repo's work tree and commits them on HEAD.
-pub fn commit(repo: &Repository, files: &[(&str, Vec<u8>)], message: &str) -> Oid {
-    let root = repo.workdir().expect("work tree").to_owned();
-    for (path, bytes) in files {
-        let p = root.join(path);
-        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::fs::write(p, bytes).expect("write");
-    }
-    let mut index = repo.index().expect("index");
-    index
-        .add_all(["*"], IndexAddOption::DEFAULT, None)
-        .expect("add");
-    index.write().expect("write index");
-    let tree = repo
-        .find_tree(index.write_tree().expect("tree"))
-        .expect("find tree");
-    let sig = Signature::new(
-        "Fixture",
-        "fixture@example.org",
-        &git2::Time::new(1_700_000_000, 0),
-    )
-    .expect("sig");
-    let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
-    let parents: Vec<&git2::Commit> = parent.iter().collect();
-    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
-        .expect("commit")
-}
-
-fn init(path: &Path, branch: &str) -> Repository {
-    let mut opts = RepositoryInitOptions::new();
-    opts.initial_head(branch);
-    Repository::init_opts(path, &opts).expect("init")
-}
+pub use cairn_pipeline::fixtures::commit;
+use cairn_pipeline::fixtures::init_repo as init;
 
 impl World {
     pub fn new() -> Self {

@@ -167,6 +167,8 @@ fn http_transport_enforces_tokens_and_groups() {
         assert!(resources.iter().all(|r| !r.uri.contains("/alpha/")));
         let r = call(&reader_client, "set_weight", json!({"doc_id": "tools/beta/README.md", "multiplier": 2.0})).await;
         assert_eq!(r.is_error, Some(true), "set_weight is admin only");
+        // The same answer HTTP gives: the admin rule lives in the library.
+        assert_eq!(r.structured_content.as_ref().expect("s")["code"], "forbidden");
 
         let team_client = connect(team).await.expect("team session");
         let r = call(&team_client, "retrieve", json!({"doc_id": "science/alpha/src/alpha/core.py", "start": 5, "end": 5})).await;

@@ -1,0 +1,524 @@
+//! The stages of a build, in order: sync every repository, chunk its
+//! documents, assemble the documents and their bytes, embed what the cache
+//! lacks, and publish through `cairn_index::VersionBuilder`.
+
+use super::*;
+
+pub(super) struct RepoDocs {
+    pub(super) cfg: RepoConfig,
+    pub(super) record: RepoRecord,
+    pub(super) docs: Vec<SourceDoc>,
+    pub(super) skipped: Vec<Skipped>,
+}
+
+pub(super) fn sync_all(
+    configs: &[&RepoConfig],
+    opts: &BuildOptions,
+    settings: &BuildSettings,
+    reporter: &dyn Reporter,
+) -> Result<Vec<RepoDocs>, BuildError> {
+    reporter.stage("syncing repositories", Some(configs.len() as u64));
+    let mut out = Vec::new();
+    for &cfg in configs {
+        let mut record = RepoRecord {
+            name: cfg.name.clone(),
+            category: cfg.category.clone(),
+            toolkit: cfg.toolkit.clone(),
+            url: cfg.url.clone(),
+            web_url: cfg.web_url.clone(),
+            default_branch: None,
+            pin: cfg.pin.clone(),
+            commit: None,
+            groups: cfg.groups.clone(),
+            docs: 0,
+            error: None,
+        };
+        let result = sync(cfg, &opts.cache)
+            .map_err(BuildError::from)
+            .and_then(|s| {
+                let (docs, skipped) = read_commit(&s.repo, s.commit, cfg, settings.max_file_bytes)
+                    .map_err(|source| BuildError::Tree {
+                        repo: cfg.name.clone(),
+                        source,
+                    })?;
+                Ok((s.default_branch, s.commit.to_string(), docs, skipped))
+            });
+        match result {
+            Ok((branch, commit, mut docs, skipped)) => {
+                // Only documents with a valid id are indexed; everything
+                // downstream (chunking, the registry, parts) relies on this list.
+                docs.retain(|d| DocId::new(&cfg.category, &cfg.name, &d.path).is_ok());
+                reporter.note(&format!(
+                    "{}: {branch} @ {}: {} docs, {} skipped",
+                    cfg.name,
+                    &commit[..12],
+                    docs.len(),
+                    skipped.len()
+                ));
+                record.default_branch = Some(branch);
+                record.commit = Some(commit);
+                record.docs = docs.len();
+                out.push(RepoDocs {
+                    cfg: cfg.clone(),
+                    record,
+                    docs,
+                    skipped,
+                });
+            }
+            Err(e) if opts.keep_going => {
+                reporter.note(&format!(
+                    "FAILED {e} (continuing with the other repositories)"
+                ));
+                record.error = Some(e.to_string());
+                out.push(RepoDocs {
+                    cfg: cfg.clone(),
+                    record,
+                    docs: Vec::new(),
+                    skipped: Vec::new(),
+                });
+            }
+            Err(e) => return Err(e),
+        }
+        reporter.advance(1);
+    }
+    reporter.finish("synced");
+    if out.iter().all(|r| r.record.error.is_some()) {
+        return Err(BuildError::NothingBuilt);
+    }
+    Ok(out)
+}
+
+/// Each document's chunks, in registry order (the order `assemble` lists them).
+pub(super) fn chunk_repos(
+    repos: &[RepoDocs],
+    settings: &BuildSettings,
+    embedder: &dyn Embedder,
+    reporter: &dyn Reporter,
+) -> Result<Vec<Vec<ChunkDraft>>, BuildError> {
+    let texts: Vec<&SourceDoc> = repos.iter().flat_map(|r| r.docs.iter()).collect();
+    let specials = embedder.count_tokens("")?;
+    let (limits, subchunk_limits) = chunk_limits(settings, embedder.model().max_tokens, specials);
+    reporter.stage("chunking files", Some(texts.len() as u64));
+    let out: Vec<Vec<ChunkDraft>> = texts
+        .par_iter()
+        .map(|d| {
+            let count = |lines: &[&str]| {
+                embedder
+                    .count_tokens_batch(lines)
+                    .map(|v| v.into_iter().map(|n| n.saturating_sub(specials)).collect())
+                    // Counting never fails on valid UTF-8; fall back to a rough count if it does.
+                    .unwrap_or_else(|_| lines.iter().map(|l| l.len() / 3 + 1).collect())
+            };
+            let chunks = chunk_document(
+                d,
+                &LineIndex::new(d.text.as_bytes()),
+                &limits,
+                &subchunk_limits,
+                &count,
+            );
+            reporter.advance(1);
+            chunks
+        })
+        .collect();
+    reporter.finish(&format!(
+        "{} chunks",
+        out.iter().map(Vec::len).sum::<usize>()
+    ));
+    Ok(out)
+}
+
+/// The limits of chunks and of subchunks under `settings`, for a model that
+/// reads `max_tokens` tokens of which `specials` are its own.
+pub fn chunk_limits(
+    settings: &BuildSettings,
+    max_tokens: usize,
+    specials: usize,
+) -> (ChunkLimits, ChunkLimits) {
+    let max_tokens = max_tokens.saturating_sub(specials + HEADER_TOKENS).max(16);
+    (
+        ChunkLimits {
+            max_lines: settings.chunk_max_lines,
+            overlap: settings.chunk_overlap_lines,
+            min_lines: settings.chunk_min_lines,
+            max_tokens,
+        },
+        ChunkLimits {
+            max_lines: settings.subchunk_max_lines,
+            overlap: settings.subchunk_overlap_lines,
+            min_lines: settings.subchunk_min_lines,
+            max_tokens,
+        },
+    )
+}
+
+/// The doc registry and the content store, in registry order.
+pub(super) fn assemble(repos: &[RepoDocs]) -> (Vec<DocRecord>, Vec<u8>) {
+    let mut records = Vec::new();
+    let mut content = Vec::new();
+    for r in repos {
+        for d in &r.docs {
+            let Ok(doc_id) = DocId::new(&r.cfg.category, &r.cfg.name, &d.path) else {
+                continue;
+            };
+            records.push(DocRecord {
+                doc_id,
+                category: r.cfg.category.clone(),
+                repo: r.cfg.name.clone(),
+                toolkit: r.cfg.toolkit.clone(),
+                path: d.path.clone(),
+                doctype: d.doctype,
+                language: d.language.to_owned(),
+                size: d.text.len() as u64,
+                sha256: cairn_index::sha256_hex(d.text.as_bytes()),
+                line_count: LineIndex::new(d.text.as_bytes()).line_count(),
+                content_offset: content.len() as u64,
+                groups: r.cfg.groups.clone(),
+            });
+            content.extend_from_slice(d.text.as_bytes());
+        }
+    }
+    (records, content)
+}
+
+/// Everything of a build but the vectors: repositories, documents, chunks.
+pub(super) struct Assembled {
+    pub(super) repos: Vec<RepoDocs>,
+    pub(super) docs: Vec<DocRecord>,
+    pub(super) content: Vec<u8>,
+    pub(super) drafts: Vec<Vec<ChunkDraft>>,
+    pub(super) skipped: Vec<SkipRecord>,
+    pub(super) model: ModelInfo,
+}
+
+impl Assembled {
+    pub(super) fn new(
+        repos: Vec<RepoDocs>,
+        drafts: Vec<Vec<ChunkDraft>>,
+        model: ModelInfo,
+    ) -> Self {
+        let (docs, content) = assemble(&repos);
+        let skipped = repos
+            .iter()
+            .flat_map(|r| {
+                r.skipped.iter().map(move |s| SkipRecord {
+                    path: format!("{}/{}/{}", r.cfg.category, r.cfg.name, s.path),
+                    size: s.size,
+                    reason: s.reason,
+                })
+            })
+            .collect();
+        Self {
+            repos,
+            docs,
+            content,
+            drafts,
+            skipped,
+            model,
+        }
+    }
+
+    pub(super) fn chunk_count(&self) -> usize {
+        self.drafts.iter().map(Vec::len).sum()
+    }
+
+    pub(super) fn skipped_by_reason(&self) -> BTreeMap<String, usize> {
+        let mut out = BTreeMap::new();
+        for s in &self.skipped {
+            *out.entry(s.reason.as_str().to_owned()).or_insert(0) += 1;
+        }
+        out
+    }
+
+    pub(super) fn records(&self) -> Vec<RepoRecord> {
+        self.repos.iter().map(|r| r.record.clone()).collect()
+    }
+
+    /// Hash over everything that decides the output: same inputs, same version.
+    pub(super) fn version(&self, plan: &Plan) -> IndexVersion {
+        #[derive(Serialize)]
+        struct Inputs<'a> {
+            format: u32,
+            chunker: u32,
+            repos: Vec<&'a RepoRecord>,
+            docs: &'a [DocRecord],
+            settings: &'a BuildSettings,
+            weights: &'a PathWeights,
+            model: &'a ModelInfo,
+        }
+        let inputs = Inputs {
+            format: FORMAT_VERSION,
+            chunker: CHUNKER_VERSION,
+            repos: self.repos.iter().map(|r| &r.record).collect(),
+            docs: &self.docs,
+            settings: &plan.settings,
+            weights: &plan.weights,
+            model: &self.model,
+        };
+        let bytes = serde_json::to_vec(&inputs).unwrap_or_default();
+        IndexVersion::from_digest(&cairn_index::sha256_hex(&bytes))
+    }
+
+    /// What the model sees and how many tokens it takes, row by row: each
+    /// chunk, then its subchunks ([`ChunkDraft::embedded_rows`]).
+    pub(super) fn embed_rows(&self) -> Vec<(String, u32)> {
+        let mut out = Vec::new();
+        for (d, chunks) in self.drafts.iter().enumerate() {
+            let doc = &self.docs[d];
+            for row in order(chunks, |c| &c.subchunks) {
+                let (title, text, tokens) = match row {
+                    Row::Chunk(c) => (&c.title, &c.text, c.tokens),
+                    Row::Subchunk(s) => (&s.title, &s.text, s.tokens),
+                };
+                out.push((embed_text(doc, title, text), self.model_tokens(tokens)));
+            }
+        }
+        out
+    }
+
+    /// Tokens the model reads for a text of `text_tokens`: with its header, within the limit.
+    pub(super) fn model_tokens(&self, text_tokens: usize) -> u32 {
+        (text_tokens + HEADER_TOKENS).min(self.model.max_tokens) as u32
+    }
+
+    /// The chunks of document `d` as the index stores them.
+    pub(super) fn new_chunks(&self, d: usize) -> Vec<NewChunk<'_>> {
+        self.drafts[d]
+            .iter()
+            .map(|c| NewChunk {
+                span: c.span,
+                title: &c.title,
+                tokens: self.model_tokens(c.tokens),
+                text: &c.text,
+                symbols: &c.symbols,
+                subchunks: c.subchunks.iter().map(|s| s.span).collect(),
+            })
+            .collect()
+    }
+}
+
+/// What the model sees: a short header naming the place, then the text.
+pub(super) fn embed_text(doc: &DocRecord, title: &str, text: &str) -> String {
+    if title.is_empty() {
+        format!("{} {}\n{}", doc.repo, doc.path, text)
+    } else {
+        format!("{} {}: {}\n{}", doc.repo, doc.path, title, text)
+    }
+}
+
+pub(super) fn model_info(e: &dyn Embedder) -> ModelInfo {
+    let m = e.model();
+    ModelInfo {
+        id: m.id.clone(),
+        revision: m.revision.clone(),
+        dim: m.dim,
+        max_tokens: m.max_tokens,
+        weights_sha256: m.weights_sha256.clone(),
+    }
+}
+
+/// Every row's vector ([`ChunkDraft::embedded_rows`]), and the cache to save them to.
+pub(super) struct Embedded {
+    pub(super) vectors: Rows,
+    pub(super) stats: PartStats,
+    pub(super) cache: Option<(EmbedCache, Vec<TextKey>)>,
+}
+
+impl Embedded {
+    /// The cache only matters for the next build; failing to save it loses nothing published.
+    pub(super) fn save_cache(&self, reporter: &dyn Reporter) {
+        if let Some((cache, keys)) = &self.cache
+            && let Err(e) = cache.save(keys.iter().zip(self.vectors.iter()))
+        {
+            reporter.note(&format!("could not save the embedding cache: {e}"));
+        }
+    }
+}
+
+/// Embeds every chunk whose text is not in the cache, each distinct text once.
+pub(super) fn embed_all(
+    set: &Assembled,
+    embedder: &dyn Embedder,
+    cache_dir: &Path,
+    reporter: &dyn Reporter,
+) -> Result<Embedded, BuildError> {
+    let (texts, tokens): (Vec<String>, Vec<u32>) = set.embed_rows().into_iter().unzip();
+    let keys: Vec<TextKey> = texts.iter().map(|t| text_key(t)).collect();
+    let cache = EmbedCache::open(cache_dir, &set.model.weights_sha256, set.model.dim);
+    let mut todo: Vec<usize> = (0..keys.len())
+        .filter(|&i| cache.get(&keys[i]).is_none())
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    todo.retain(|&i| seen.insert(keys[i]));
+    reporter.stage("embedding chunks and subchunks", Some(todo.len() as u64));
+    let started = Instant::now();
+    let mut fresh: std::collections::HashMap<TextKey, Vec<f32>> = std::collections::HashMap::new();
+    for batch in todo.chunks(EMBED_CALL) {
+        let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
+        for (&i, v) in batch.iter().zip(embedder.embed(&batch_texts)?) {
+            fresh.insert(keys[i], v);
+        }
+        reporter.advance(batch.len() as u64);
+    }
+    let embed_seconds = started.elapsed().as_secs_f64();
+    reporter.finish(&format!(
+        "embedded {} chunks and subchunks ({} from cache) in {embed_seconds:.1}s",
+        todo.len(),
+        keys.len() - todo.len()
+    ));
+    let mut vectors = Rows::new(set.model.dim);
+    for k in &keys {
+        vectors.push(
+            fresh
+                .get(k)
+                .or_else(|| cache.get(k))
+                .map_or(&[], Vec::as_slice),
+        );
+    }
+    Ok(Embedded {
+        vectors,
+        stats: PartStats {
+            embedded: todo.len(),
+            cached: keys.len() - todo.len(),
+            embedded_tokens: todo.iter().map(|&i| u64::from(tokens[i])).sum(),
+            embed_seconds,
+        },
+        cache: Some((cache, keys)),
+    })
+}
+
+/// The summary of a build whose version is already published (nothing is written).
+pub(super) fn unchanged(
+    root: &IndexRoot,
+    version: &IndexVersion,
+    set: &Assembled,
+    keep: usize,
+    started: Instant,
+    reporter: &dyn Reporter,
+) -> Result<Option<BuildSummary>, BuildError> {
+    let Ok(existing) = root.version_dir(version).read_manifest() else {
+        return Ok(None);
+    };
+    root.set_current(version)?;
+    root.prune(keep)?;
+    reporter.note(&format!(
+        "index {version} is unchanged; CURRENT points at it"
+    ));
+    Ok(Some(BuildSummary {
+        index_version: version.clone(),
+        unchanged: true,
+        docs: existing.counts.docs,
+        chunks: existing.counts.chunks,
+        skipped_by_reason: set.skipped_by_reason(),
+        repos: set.records(),
+        embedded: 0,
+        cached: 0,
+        embedded_tokens: 0,
+        embed_seconds: 0.0,
+        chunks_per_second: 0.0,
+        tokens_per_second: 0.0,
+        wall_seconds: started.elapsed().as_secs_f64(),
+        index_bytes: dir_size(root.version_dir(version).path()),
+    }))
+}
+
+/// Writes every file of the version, seals it, points CURRENT at it, prunes.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn publish(
+    root: &IndexRoot,
+    keep: usize,
+    plan: &Plan,
+    set: &Assembled,
+    version: &IndexVersion,
+    embedded: &Embedded,
+    started: Instant,
+    reporter: &dyn Reporter,
+) -> Result<BuildSummary, BuildError> {
+    reporter.stage("writing index", None);
+    let mut builder = VersionBuilder::create(root, &set.docs, &set.content, &plan.weights)?;
+    let mut rows = embedded.vectors.iter();
+    let mut tokens = 0u64;
+    for d in 0..set.docs.len() {
+        let chunks = set.new_chunks(d);
+        tokens += chunks.iter().map(|c| u64::from(c.tokens)).sum::<u64>();
+        builder.add_doc(d as u32, &chunks, &mut rows)?;
+    }
+
+    let mut docs_by_doctype = BTreeMap::new();
+    for d in &set.docs {
+        *docs_by_doctype
+            .entry(d.doctype.as_str().to_owned())
+            .or_insert(0) += 1;
+    }
+    let skipped_by_reason = set.skipped_by_reason();
+    let manifest = Manifest {
+        format_version: FORMAT_VERSION,
+        index_version: version.clone(),
+        built_at: now_rfc3339(),
+        builder_version: format!("cairn {}", env!("CARGO_PKG_VERSION")),
+        model: set.model.clone(),
+        repos: set.records(),
+        counts: Counts {
+            docs: set.docs.len(),
+            chunks: builder.chunk_count(),
+            subchunks: builder.subchunk_count(),
+            skipped: set.skipped.len(),
+            docs_by_doctype,
+            skipped_by_reason: skipped_by_reason.clone(),
+            tokens,
+        },
+        skipped: set.skipped.clone(),
+        files: BTreeMap::new(),
+    };
+    let sealed = builder.seal(manifest)?;
+    root.set_current(version)?;
+    root.prune(keep)?;
+    reporter.finish(&format!("published {version}"));
+    let s = embedded.stats;
+    let per = |n: f64| {
+        if s.embed_seconds > 0.0 {
+            n / s.embed_seconds
+        } else {
+            0.0
+        }
+    };
+    Ok(BuildSummary {
+        index_version: version.clone(),
+        unchanged: false,
+        docs: set.docs.len(),
+        chunks: set.chunk_count(),
+        skipped_by_reason,
+        repos: set.records(),
+        embedded: s.embedded,
+        cached: s.cached,
+        embedded_tokens: s.embedded_tokens,
+        embed_seconds: s.embed_seconds,
+        chunks_per_second: per(s.embedded as f64),
+        tokens_per_second: per(s.embedded_tokens as f64),
+        wall_seconds: started.elapsed().as_secs_f64(),
+        index_bytes: dir_size(sealed.path()),
+    })
+}
+
+pub(super) fn dir_size(path: &Path) -> u64 {
+    std::fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| {
+                    let p = e.path();
+                    if p.is_dir() {
+                        dir_size(&p)
+                    } else {
+                        e.metadata().map(|m| m.len()).unwrap_or(0)
+                    }
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+pub(super) fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}

@@ -1,0 +1,273 @@
+//! Each language's structure: where its sections start (headings,
+//! definitions, blocks, units), where a window may be cut, and the symbols a
+//! chunk defines.
+
+use super::Section;
+
+/// Turns boundary lines (1-based, sorted) into sections covering lines 1..=n.
+pub(super) fn from_boundaries(n: u32, mut starts: Vec<(u32, String)>) -> Vec<Section> {
+    starts.retain(|(l, _)| *l >= 1 && *l <= n);
+    starts.dedup_by_key(|(l, _)| *l);
+    if starts.first().is_none_or(|(l, _)| *l != 1) {
+        starts.insert(0, (1, String::new()));
+    }
+    let mut out = Vec::with_capacity(starts.len());
+    for (i, (start, title)) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).map_or(n, |(next, _)| next - 1);
+        out.push(Section {
+            start: *start,
+            end,
+            title: title.clone(),
+        });
+    }
+    out
+}
+
+pub(super) fn sections_for(language: &str, lines: &[&str]) -> Vec<Section> {
+    let n = lines.len() as u32;
+    let starts = match language {
+        "markdown" => markdown_headings(lines),
+        "rst" => rst_headings(lines),
+        "latex" => latex_sections(lines),
+        "python" => python_defs(lines),
+        "c" | "cpp" | "cuda" | "rust" | "javascript" | "typescript" | "java" | "go" => {
+            brace_blocks(lines)
+        }
+        "fortran" => fortran_units(lines),
+        _ => Vec::new(),
+    };
+    from_boundaries(n, starts)
+}
+
+pub(super) fn markdown_headings(lines: &[&str]) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    let mut fence = false;
+    let mut path: Vec<(usize, String)> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fence = !fence;
+            continue;
+        }
+        if fence || !l.starts_with('#') {
+            continue;
+        }
+        let level = l.chars().take_while(|&c| c == '#').count();
+        let rest = &l[level..];
+        if level > 6 || !(rest.is_empty() || rest.starts_with(' ')) {
+            continue;
+        }
+        let title = rest.trim().trim_end_matches('#').trim().to_owned();
+        path.retain(|(lv, _)| *lv < level);
+        path.push((level, title));
+        out.push((i as u32 + 1, join_path(&path)));
+    }
+    out
+}
+
+pub(super) fn join_path(path: &[(usize, String)]) -> String {
+    path.iter()
+        .map(|(_, t)| t.as_str())
+        .collect::<Vec<_>>()
+        .join(" > ")
+}
+
+pub(super) fn is_rst_underline(l: &str) -> Option<char> {
+    let t = l.trim_end();
+    let c = t.chars().next()?;
+    (t.len() >= 3 && "=-~^\"'`#*+:.".contains(c) && t.chars().all(|x| x == c)).then_some(c)
+}
+
+pub(super) fn rst_headings(lines: &[&str]) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    let mut levels: Vec<char> = Vec::new();
+    let mut path: Vec<(usize, String)> = Vec::new();
+    for i in 0..lines.len().saturating_sub(1) {
+        let title = lines[i].trim();
+        if title.is_empty() || is_rst_underline(lines[i]).is_some() || lines[i].starts_with(' ') {
+            continue;
+        }
+        let Some(c) = is_rst_underline(lines[i + 1]) else {
+            continue;
+        };
+        if lines[i + 1].trim_end().len() < title.chars().count().min(3) {
+            continue;
+        }
+        let overline = i > 0 && is_rst_underline(lines[i - 1]) == Some(c);
+        let level = levels.iter().position(|&x| x == c).unwrap_or_else(|| {
+            levels.push(c);
+            levels.len() - 1
+        });
+        path.retain(|(lv, _)| *lv < level);
+        path.push((level, title.to_owned()));
+        let start = if overline { i } else { i + 1 };
+        out.push((start as u32, join_path(&path)));
+    }
+    out
+}
+
+pub(super) fn latex_sections(lines: &[&str]) -> Vec<(u32, String)> {
+    lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let t = l.trim_start();
+            [
+                "\\chapter",
+                "\\section",
+                "\\subsection",
+                "\\subsubsection",
+                "\\paragraph",
+                "\\begin{table",
+            ]
+            .iter()
+            .any(|p| t.starts_with(p))
+            .then(|| (i as u32 + 1, t.chars().take(80).collect()))
+        })
+        .collect()
+}
+
+/// `def name` / `class name` of a trimmed line.
+pub(super) fn def_name(t: &str) -> Option<String> {
+    let rest = t
+        .strip_prefix("async def ")
+        .or_else(|| t.strip_prefix("def "))
+        .map(|r| ("def", r))
+        .or_else(|| t.strip_prefix("class ").map(|r| ("class", r)))?;
+    let name: String = rest
+        .1
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then(|| format!("{} {name}", rest.0))
+}
+
+pub(super) fn python_defs(lines: &[&str]) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(name) = def_name(l) else { continue };
+        // Decorators and comments directly above belong to the definition.
+        let mut start = i;
+        while start > 0 {
+            let p = lines[start - 1];
+            if p.starts_with('@') || p.starts_with('#') {
+                start -= 1;
+            } else {
+                break;
+            }
+        }
+        out.push((start as u32 + 1, name));
+    }
+    out
+}
+
+pub(super) fn brace_blocks(lines: &[&str]) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    let mut depth: i64 = 0;
+    for (i, l) in lines.iter().enumerate() {
+        let starts_block = depth == 0
+            && l.chars()
+                .next()
+                .is_some_and(|c| !c.is_whitespace() && c != '}' && c != '{' && c != ')')
+            && (i == 0 || lines[i - 1].trim().is_empty() || lines[i - 1].starts_with('}'));
+        if starts_block {
+            let title = lines[i..]
+                .iter()
+                .take(6)
+                .map(|x| x.trim())
+                .find(|x| {
+                    !x.starts_with("//")
+                        && !x.starts_with("/*")
+                        && !x.starts_with('*')
+                        && !x.is_empty()
+                })
+                .unwrap_or("")
+                .chars()
+                .take(100)
+                .collect();
+            out.push((i as u32 + 1, title));
+        }
+        depth += l.matches('{').count() as i64 - l.matches('}').count() as i64;
+        depth = depth.max(0);
+    }
+    out
+}
+
+pub(super) fn fortran_units(lines: &[&str]) -> Vec<(u32, String)> {
+    lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let t = l.trim().to_ascii_lowercase();
+            let unit = !t.starts_with("end")
+                && (t.starts_with("subroutine ")
+                    || t.starts_with("module ")
+                    || t.starts_with("program ")
+                    || t.contains("function ") && !t.starts_with('!'));
+            unit.then(|| (i as u32 + 1, l.trim().chars().take(80).collect()))
+        })
+        .collect()
+}
+
+/// `soft[l]`: line `l` (1-based) is a good place to end a window (the next line starts something).
+pub(super) fn soft_boundaries(language: &str, lines: &[&str]) -> Vec<bool> {
+    let n = lines.len();
+    let mut soft = vec![false; n + 1];
+    for l in 1..n {
+        let next = lines[l];
+        let blank_here = lines[l - 1].trim().is_empty();
+        let next_t = next.trim_start();
+        let inner_def = language == "python"
+            && (next_t.starts_with("def ")
+                || next_t.starts_with("async def ")
+                || next_t.starts_with('@'));
+        soft[l] = blank_here || inner_def;
+    }
+    soft[n] = true;
+    soft
+}
+
+/// Definition and parameter names in Python lines, function names in brace languages.
+pub(super) fn symbols(language: &str, lines: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for l in lines {
+        let t = l.trim_start();
+        if language == "python" || language == "notebook" {
+            if let Some(name) = def_name(t) {
+                out.push(
+                    name.split_once(' ')
+                        .map_or(name.clone(), |(_, n)| n.to_owned()),
+                );
+                if let Some(params) = t.split_once('(').map(|(_, p)| p) {
+                    for p in params.split([',', ')']) {
+                        let p = p.trim().trim_start_matches('*');
+                        let name: String = p
+                            .chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect();
+                        if name.len() > 1 && name != "self" && name != "cls" {
+                            out.push(name);
+                        }
+                    }
+                }
+            }
+        } else if !l.starts_with(char::is_whitespace)
+            && !t.ends_with(';')
+            && let Some((head, _)) = t.split_once('(')
+        {
+            let name: String = head
+                .rsplit(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .next()
+                .unwrap_or("")
+                .to_owned();
+            if name.len() > 1
+                && !["if", "for", "while", "switch", "return"].contains(&name.as_str())
+            {
+                out.push(name);
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}

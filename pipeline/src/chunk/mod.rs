@@ -1,0 +1,365 @@
+//! Structure-aware chunking: every chunk is an exact line span of the raw file.
+//!
+//! A document is first cut into *sections* by its structure (Markdown and reST
+//! headings, LaTeX sections, top-level `def`/`class` in Python, top-level
+//! blocks in brace languages, Fortran units, notebook cells mapped back to the
+//! raw `.ipynb` lines). Small neighbouring sections are packed together; a
+//! section over the line or token limit is cut into overlapping windows,
+//! preferring blank lines and inner definitions as cut points. The text that
+//! is indexed and embedded is the span's text (for notebooks: the decoded cell
+//! source); the span itself never changes.
+//!
+//! The same cuts under tighter limits give *subchunks*: short windows that are
+//! embedded on their own and each vote for the chunk they overlap most, so a
+//! paragraph inside a long chunk is found by its own meaning.
+//!
+//! Where things are: [`languages`] finds each language's sections and
+//! symbols, [`notebook`] maps notebook cells back to raw lines, and [`pack`]
+//! packs small sections and windows long ones within the limits.
+
+mod languages;
+mod notebook;
+mod pack;
+
+use crate::documents::SourceDoc;
+use cairn_index::{LineIndex, LineSpan};
+use languages::{sections_for, soft_boundaries};
+use notebook::{notebook_line_text, notebook_sections};
+use pack::Ctx;
+
+/// Limits a chunk must respect.
+#[derive(Clone, Copy, Debug)]
+pub struct ChunkLimits {
+    /// Most lines in one chunk.
+    pub max_lines: u32,
+    /// Lines repeated between windows of one long section.
+    pub overlap: u32,
+    /// Sections shorter than this are packed with their neighbours.
+    pub min_lines: u32,
+    /// Most model tokens of chunk text (the header and special tokens already taken off).
+    pub max_tokens: usize,
+}
+
+/// One chunk before embedding.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ChunkDraft {
+    /// Lines of the raw file.
+    pub span: LineSpan,
+    /// Section title or definition name.
+    pub title: String,
+    /// Names defined in the chunk.
+    pub symbols: Vec<String>,
+    /// Text to index and embed.
+    pub text: String,
+    /// Estimated model tokens of `text`.
+    pub tokens: usize,
+    /// The subchunks that vote for this chunk.
+    #[serde(default)]
+    pub subchunks: Vec<SubchunkDraft>,
+}
+
+impl ChunkDraft {
+    /// Rows it adds to the embedded vectors (their order is [`cairn_index::rows`]').
+    pub fn embedded_rows(&self) -> usize {
+        cairn_index::rows::rows_of_chunk(self.subchunks.len())
+    }
+}
+
+/// One subchunk before embedding (see the module doc).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SubchunkDraft {
+    /// Lines of the raw file.
+    pub span: LineSpan,
+    /// Section title or definition name.
+    pub title: String,
+    /// Text to embed.
+    pub text: String,
+    /// Estimated model tokens of `text`.
+    pub tokens: usize,
+}
+
+/// A structural unit: lines `start..=end` (1-based).
+#[derive(Clone, Debug)]
+struct Section {
+    start: u32,
+    end: u32,
+    title: String,
+}
+
+/// Chunks `doc` under `limits`, with its subchunks under `subchunk_limits`
+/// attached. `count` returns model tokens for each line (no special tokens).
+pub fn chunk_document(
+    doc: &SourceDoc,
+    index: &LineIndex,
+    limits: &ChunkLimits,
+    subchunk_limits: &ChunkLimits,
+    count: &dyn Fn(&[&str]) -> Vec<usize>,
+) -> Vec<ChunkDraft> {
+    let n = index.line_count();
+    if n == 0 {
+        return Vec::new();
+    }
+    let raw: Vec<&str> = (1..=n)
+        .map(|l| {
+            let r = index
+                .byte_range(LineSpan { start: l, end: l })
+                .unwrap_or(0..0);
+            doc.text[r].trim_end_matches(['\n', '\r'])
+        })
+        .collect();
+    let notebook = doc.language == "notebook";
+    let (sections, display): (Vec<Section>, Vec<String>) = if notebook {
+        match notebook_sections(&doc.text, index) {
+            Some(s) => {
+                // Only cell sources carry text; outputs and metadata stay out of the index.
+                let mut inside = vec![false; raw.len()];
+                for sec in &s {
+                    inside[(sec.start - 1) as usize..sec.end as usize].fill(true);
+                }
+                let display = raw
+                    .iter()
+                    .zip(&inside)
+                    .map(|(l, &keep)| {
+                        if keep {
+                            notebook_line_text(l)
+                        } else {
+                            String::new()
+                        }
+                    })
+                    .collect();
+                (s, display)
+            }
+            None => (
+                vec![whole(n)],
+                raw.iter().map(|l| (*l).to_owned()).collect(),
+            ),
+        }
+    } else {
+        (
+            sections_for(doc.language, &raw),
+            raw.iter().map(|l| (*l).to_owned()).collect(),
+        )
+    };
+    let display_refs: Vec<&str> = display.iter().map(String::as_str).collect();
+    let tokens = count(&display_refs);
+    let soft = soft_boundaries(doc.language, &raw);
+    let ctx = |limits| Ctx {
+        lines: &display_refs,
+        tokens: &tokens,
+        soft: &soft,
+        limits,
+        language: doc.language,
+    };
+    let mut chunks = ctx(limits).drafts(sections.clone());
+    let subchunks = ctx(subchunk_limits).drafts(sections);
+    attach(&mut chunks, subchunks);
+    chunks
+}
+
+/// Gives each subchunk to the chunk it overlaps most (the first such chunk on a tie).
+fn attach(chunks: &mut [ChunkDraft], subchunks: Vec<ChunkDraft>) {
+    for s in subchunks {
+        let best = chunks
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, c)| (c.span.shared_lines(&s.span), std::cmp::Reverse(*i)))
+            .map(|(i, _)| i);
+        if let Some(i) = best.filter(|&i| chunks[i].span.overlaps(&s.span)) {
+            chunks[i].subchunks.push(SubchunkDraft {
+                span: s.span,
+                title: s.title,
+                text: s.text,
+                tokens: s.tokens,
+            });
+        }
+    }
+}
+
+fn whole(n: u32) -> Section {
+    Section {
+        start: 1,
+        end: n,
+        title: String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::notebook::*;
+    use super::*;
+    use cairn_index::Doctype;
+
+    fn doc(path: &str, language: &'static str, text: &str) -> SourceDoc {
+        SourceDoc {
+            path: path.into(),
+            text: text.into(),
+            doctype: Doctype::Doc,
+            language,
+        }
+    }
+
+    fn words(lines: &[&str]) -> Vec<usize> {
+        lines.iter().map(|l| l.split_whitespace().count()).collect()
+    }
+
+    const LIMITS: ChunkLimits = ChunkLimits {
+        max_lines: 20,
+        overlap: 2,
+        min_lines: 3,
+        max_tokens: 200,
+    };
+
+    const SUBCHUNKS: ChunkLimits = ChunkLimits {
+        max_lines: 4,
+        overlap: 1,
+        min_lines: 2,
+        max_tokens: 200,
+    };
+
+    fn chunks(d: &SourceDoc) -> Vec<ChunkDraft> {
+        chunk_document(
+            d,
+            &LineIndex::new(d.text.as_bytes()),
+            &LIMITS,
+            &SUBCHUNKS,
+            &words,
+        )
+    }
+
+    #[test]
+    fn subchunks_cover_every_chunk_and_vote_for_the_one_they_overlap_most() {
+        let body: String = (1..=30).map(|i| format!("line {i} of prose\n")).collect();
+        let text = format!("# Title\n{body}## Next\nshort\ntail\n");
+        let c = chunks(&doc("README.md", "markdown", &text));
+        assert!(c.len() >= 2, "{c:?}");
+        for chunk in &c {
+            assert!(!chunk.subchunks.is_empty(), "{chunk:?}");
+            for s in &chunk.subchunks {
+                assert!(s.span.len() <= SUBCHUNKS.max_lines);
+                let mine = chunk.span.shared_lines(&s.span);
+                assert!(mine >= 1, "{s:?} outside {:?}", chunk.span);
+                // No other chunk shares more of the subchunk's lines.
+                assert!(c.iter().all(|o| o.span.shared_lines(&s.span) <= mine));
+                let raw: Vec<&str> = text.lines().collect();
+                assert_eq!(
+                    s.text,
+                    raw[(s.span.start - 1) as usize..s.span.end as usize].join("\n")
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn markdown_sections_follow_headings() {
+        let text = "# Title\nintro line\nmore intro\nthird\n\n## Install\npip install x\nthen this\nand that\n\n```\n# not a heading\n```\n## Use\nimport x\nx.run()\nfinal\n";
+        let c = chunks(&doc("README.md", "markdown", text));
+        let titles: Vec<&str> = c.iter().map(|c| c.title.as_str()).collect();
+        assert_eq!(titles, vec!["Title", "Title > Install", "Title > Use"]);
+        assert_eq!(c[1].span, LineSpan { start: 6, end: 13 });
+        assert!(c[1].text.contains("# not a heading"));
+    }
+
+    #[test]
+    fn rst_underlines_are_headings() {
+        let text = "Quickstart\n==========\n\nSome text here\nand here\n\nPeriodic\n--------\nUse periodic=[0]\nfor angles\nthat wrap\n";
+        let c = chunks(&doc("q.rst", "rst", text));
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[1].title, "Quickstart > Periodic");
+        assert_eq!(c[1].span.start, 7);
+    }
+
+    #[test]
+    fn python_defs_and_long_sections_window_with_overlap() {
+        let mut text = String::from(
+            "import os\n\n\n@decorator\ndef short(alpha, beta=2):\n    return alpha\n\n\nclass Big:\n",
+        );
+        for i in 0..50 {
+            text.push_str(&format!("    def m{i}(self):\n        return {i}\n\n"));
+        }
+        let c = chunks(&doc("m.py", "python", &text));
+        assert_eq!(c[0].span.start, 1);
+        assert!(
+            c.iter().any(|c| c.span.start == 4
+                && c.title == "def short"
+                && c.symbols.contains(&"beta".to_owned())),
+            "{:?}",
+            &c[..2]
+        );
+        let big: Vec<&ChunkDraft> = c
+            .iter()
+            .filter(|c| c.title.starts_with("class Big"))
+            .collect();
+        assert!(big.len() > 5);
+        for w in big.windows(2) {
+            assert!(
+                w[1].span.start <= w[0].span.end + 1,
+                "windows leave a gap: {:?}",
+                (w[0].span, w[1].span)
+            );
+            assert!(w[1].span.start > w[0].span.start);
+        }
+        for ch in &c {
+            assert!(ch.span.len() <= LIMITS.max_lines);
+        }
+    }
+
+    #[test]
+    fn notebook_cells_map_to_raw_lines() {
+        let nb = r##"{
+ "cells": [
+  {
+   "cell_type": "markdown",
+   "metadata": {},
+   "source": [
+    "# Parallel\n",
+    "Use a pool."
+   ]
+  },
+  {
+   "cell_type": "code",
+   "execution_count": 1,
+   "metadata": {},
+   "outputs": [],
+   "source": [
+    "with Pool() as pool:\n",
+    "    sampler = emcee.EnsembleSampler(pool=pool)"
+   ]
+  }
+ ],
+ "metadata": {},
+ "nbformat": 4,
+ "nbformat_minor": 4
+}"##;
+        let index = LineIndex::new(nb.as_bytes());
+        let sections = notebook_sections(nb, &index).expect("parses");
+        assert_eq!((sections[0].start, sections[0].end), (6, 9));
+        assert_eq!((sections[1].start, sections[1].end), (16, 19));
+        let c = chunks(&doc("p.ipynb", "notebook", nb));
+        let all: String = c
+            .iter()
+            .map(|c| c.text.clone())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(all.contains("with Pool() as pool:"), "{all}");
+        assert!(!all.contains("execution_count"));
+    }
+
+    #[test]
+    fn no_final_newline_and_token_limit() {
+        let text = "a b c d e f g h i j\n".repeat(30) + "last line";
+        let d = doc("x.txt", "text", &text);
+        let limits = ChunkLimits {
+            max_tokens: 50,
+            ..LIMITS
+        };
+        let c = chunk_document(
+            &d,
+            &LineIndex::new(text.as_bytes()),
+            &limits,
+            &SUBCHUNKS,
+            &words,
+        );
+        assert_eq!(c.last().map(|c| c.span.end), Some(31));
+        assert!(c.iter().all(|c| c.tokens <= 50));
+    }
+}

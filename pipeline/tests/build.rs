@@ -1,0 +1,145 @@
+//! The builder as a library: a whole build, an unchanged rebuild, and a
+//! sharded build merged into the same index, with real git repositories, the
+//! real tiny model and the real index writer (no binary involved).
+
+use cairn_embed::DevicePref;
+use cairn_index::{IndexRoot, IndexVersion};
+use cairn_pipeline::fixtures::{commit, init_repo};
+use cairn_pipeline::{BuildError, BuildOptions, Shard, Silent, build, build_shard, merge};
+use std::path::{Path, PathBuf};
+
+/// Two repositories, their config and the tiny model, in a temp folder.
+struct Sandbox {
+    dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let alpha = init_repo(&root.join("repos/alpha"), "main");
+        commit(
+            &alpha,
+            &[
+                ("README.md", b"# Alpha\n\nAlpha fits light curves.\n\n## Usage\n\nCall fit_model.\n".to_vec()),
+                ("alpha/core.py", b"def fit_model(data):\n    \"\"\"Fit a point lens.\"\"\"\n    return data\n\n\nclass Model:\n    def magnification(self, t):\n        return 1.0 + t\n".to_vec()),
+            ],
+            "first",
+        );
+        let beta = init_repo(&root.join("repos/beta"), "master");
+        commit(
+            &beta,
+            &[(
+                "README.md",
+                b"# Beta\n\nBinary lens magnification.\n".to_vec(),
+            )],
+            "first",
+        );
+        std::fs::create_dir_all(root.join("config")).expect("mkdir");
+        std::fs::write(
+            root.join("config/repositories.yml"),
+            "science:\n  - name: alpha\n    url: ../repos/alpha\n    web_url: https://github.com/example/alpha\ntools:\n  - name: beta\n    url: ../repos/beta\n    web_url: https://github.com/example/beta\n",
+        )
+        .expect("config");
+        cairn_embed::fixtures::write_tiny_bert(&root.join("model")).expect("tiny model");
+        Self { dir }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn options(&self, out: &str) -> BuildOptions {
+        BuildOptions {
+            config: self.path("config/repositories.yml"),
+            weights: None,
+            settings: None,
+            out: self.path(out),
+            cache: self.path("cache"),
+            model_dir: Some(self.path("model")),
+            device: DevicePref::Cpu,
+            keep: 3,
+            keep_going: false,
+        }
+    }
+}
+
+fn current(out: &Path) -> IndexVersion {
+    IndexRoot::new(out).current().expect("CURRENT")
+}
+
+fn file(out: &Path, name: &str) -> Vec<u8> {
+    let v = current(out);
+    std::fs::read(out.join("versions").join(v.as_str()).join(name)).expect("read")
+}
+
+#[test]
+fn a_build_publishes_a_verified_version_and_a_rebuild_changes_nothing() {
+    let s = Sandbox::new();
+    let first = build(&s.options("out"), &Silent).expect("build");
+    assert!(
+        !first.unchanged && first.docs == 3 && first.chunks >= 3,
+        "{first:?}"
+    );
+    assert_eq!(current(&s.path("out")), first.index_version);
+    let report = cairn_index::verify(&IndexRoot::new(s.path("out"))).expect("verify");
+    assert!(report.ok(), "{:?}", report.problems);
+    assert_eq!(report.chunks_checked, first.chunks);
+
+    let again = build(&s.options("out"), &Silent).expect("rebuild");
+    assert!(again.unchanged);
+    assert_eq!(again.index_version, first.index_version);
+    assert_eq!(
+        again.embedded, 0,
+        "nothing to embed: the version is published"
+    );
+}
+
+#[test]
+fn shards_merge_into_the_index_one_machine_builds() {
+    let s = Sandbox::new();
+    let whole = build(&s.options("whole"), &Silent).expect("build");
+    let mut parts = Vec::new();
+    for i in 1..=2 {
+        let shard = Shard::parse(&format!("{i}/2")).expect("shard");
+        let part = format!("part-{i}");
+        let summary = build_shard(&s.options(&part), shard, &Silent).expect("shard");
+        assert_eq!(summary.repos.len(), 1, "one repository each");
+        parts.push(s.path(&part));
+    }
+    let merged = merge(&s.options("merged"), &parts, &Silent).expect("merge");
+    assert_eq!(merged.index_version, whole.index_version);
+    for name in [
+        "chunks.json",
+        "subchunks.json",
+        "vectors.f32",
+        "subchunks.f32",
+        "docs.json",
+    ] {
+        assert_eq!(
+            file(&s.path("merged"), name),
+            file(&s.path("whole"), name),
+            "{name}"
+        );
+    }
+    // A missing shard is refused by name; nothing is published.
+    let err = merge(&s.options("half"), &parts[..1], &Silent).expect_err("one of two");
+    assert!(err.to_string().contains("shard 2/2 is missing"), "{err}");
+    assert!(!s.path("half/CURRENT").exists());
+}
+
+/// A part file is input: shard numbers that do not fit are an error, never a panic.
+#[test]
+fn a_part_with_impossible_shard_numbers_is_refused() {
+    let s = Sandbox::new();
+    let shard = Shard::parse("1/1").expect("shard");
+    build_shard(&s.options("part"), shard, &Silent).expect("shard");
+    let json = s.path("part/part.json");
+    let text = std::fs::read_to_string(&json).expect("read part");
+    let edited = text.replacen("\"index\":1", "\"index\":0", 1);
+    assert_ne!(edited, text, "the part names its shard index");
+    std::fs::write(&json, edited).expect("write part");
+    let err = merge(&s.options("out"), &[s.path("part")], &Silent).expect_err("index 0");
+    assert!(matches!(err, BuildError::Part(_)), "{err}");
+    assert!(err.to_string().contains("does not fit"), "{err}");
+}

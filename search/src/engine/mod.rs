@@ -1,0 +1,218 @@
+//! The engine: one opened snapshot, the query embedder, runtime weights.
+//! Opening and reopening live here; what the engine answers is split by
+//! call: [`search`] (ranking, merging, widening), [`retrieve`] (exact lines),
+//! [`tree`] (the doc_id tree, version, health, documents).
+
+mod retrieve;
+mod search;
+mod tree;
+
+pub(crate) use search::evidence;
+
+use crate::links::blob_link;
+use crate::query_vectors::{self, QueryVectors};
+use crate::rank::{self, Fused, RankedList, Source};
+use crate::runtime_weights::{RuntimeWeight, RuntimeWeights};
+use crate::*;
+use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec};
+use cairn_index::{DocId, DocRecord, IndexRoot, LineSpan, Snapshot};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How to open an engine.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// The index root (holding CURRENT).
+    pub index: PathBuf,
+    /// A model folder instead of the hub cache (must be the model the index was built with).
+    pub model_dir: Option<PathBuf>,
+    /// Where the query embedder runs.
+    pub device: DevicePref,
+}
+
+/// Search over one index version.
+pub struct Engine {
+    snap: Snapshot,
+    /// The query model and its cache; shared with the next engine on a hot
+    /// swap that keeps the model.
+    embedder: Option<Arc<QueryVectors>>,
+    /// Why vector search is off, when it is.
+    degraded: Option<String>,
+    runtime_weights: RuntimeWeights,
+    root: IndexRoot,
+    /// What caller-scoped BM25 statistics read, gathered at open.
+    bm25: rank::Bm25Tables,
+}
+
+/// Gives up on work nobody will read: the caller's deadline has passed.
+fn check_deadline(deadline: Option<std::time::Instant>) -> Result<(), SearchError> {
+    match deadline {
+        Some(d) if std::time::Instant::now() >= d => Err(SearchError::DeadlineExceeded),
+        _ => Ok(()),
+    }
+}
+
+fn now_unix() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
+}
+
+impl Engine {
+    /// Opens CURRENT and the model it names. A missing model leaves BM25
+    /// search working (and says so); a different model is an error.
+    pub fn open(opts: &EngineOptions) -> Result<Self, SearchError> {
+        let root = IndexRoot::new(&opts.index);
+        let snap = Snapshot::open_current(&root)?;
+        let spec = match &opts.model_dir {
+            Some(d) => ModelSpec::Dir(d.clone()),
+            // The revision the index was built with; a model folder records `local`.
+            None => ModelSpec::Hub {
+                id: snap.manifest.model.id.clone(),
+                revision: match snap.manifest.model.revision.as_str() {
+                    "" | "local" => "main".to_owned(),
+                    r => r.to_owned(),
+                },
+            },
+        };
+        let embedder: Result<Arc<dyn Embedder>, String> = spec
+            .locate()
+            .and_then(|files| BertEmbedder::load(&files, opts.device))
+            .map(|e| Arc::new(e) as Arc<dyn Embedder>)
+            .map_err(|e| e.to_string());
+        let runtime_weights = RuntimeWeights::load(state_path(&root))?;
+        Self::from_parts(root, snap, embedder, runtime_weights)
+    }
+
+    /// Opens the version CURRENT names now, reusing this engine's query model
+    /// when the new version was built with the same weights (the hot-swap path:
+    /// loading the model again would stall the swap for no reason).
+    pub fn reopen(&self, opts: &EngineOptions) -> Result<Self, SearchError> {
+        let root = IndexRoot::new(&opts.index);
+        let snap = Snapshot::open_current(&root)?;
+        match &self.embedder {
+            Some(e) if e.model().weights_sha256 == snap.manifest.model.weights_sha256 => {
+                let runtime_weights = RuntimeWeights::load(state_path(&root))?;
+                Ok(Self {
+                    bm25: rank::Bm25Tables::new(&snap)?,
+                    snap,
+                    embedder: Some(Arc::clone(e)),
+                    degraded: None,
+                    runtime_weights,
+                    root,
+                })
+            }
+            _ => Self::open(opts),
+        }
+    }
+
+    /// Builds an engine from an opened snapshot and the result of loading a model.
+    pub fn from_parts(
+        root: IndexRoot,
+        snap: Snapshot,
+        embedder: Result<Arc<dyn Embedder>, String>,
+        runtime_weights: RuntimeWeights,
+    ) -> Result<Self, SearchError> {
+        let (embedder, degraded) = match embedder {
+            Ok(e) => {
+                let want = &snap.manifest.model;
+                if e.model().weights_sha256 != want.weights_sha256 {
+                    return Err(SearchError::ModelMismatch {
+                        built: want.id.clone(),
+                        built_sha: want.weights_sha256.clone(),
+                        found_sha: e.model().weights_sha256.clone(),
+                    });
+                }
+                (
+                    Some(Arc::new(QueryVectors::new(e, query_vectors::CAPACITY))),
+                    None,
+                )
+            }
+            Err(why) => (
+                None,
+                Some(format!("vector search is off ({why}); answering with bm25")),
+            ),
+        };
+        Ok(Self {
+            bm25: rank::Bm25Tables::new(&snap)?,
+            snap,
+            embedder,
+            degraded,
+            runtime_weights,
+            root,
+        })
+    }
+
+    /// The opened snapshot.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snap
+    }
+
+    /// What the query-vector cache has done (`None` without a model).
+    pub fn query_cache(&self) -> Option<CacheStats> {
+        self.embedder.as_ref().map(|e| e.stats())
+    }
+
+    /// Links to `span` of a document by id (empty when the id is unknown).
+    pub(crate) fn span_links(&self, doc_id: &str, span: LineSpan) -> (String, String) {
+        DocId::parse(doc_id)
+            .ok()
+            .and_then(|id| self.snap.doc_index(&id))
+            .map(|doc| self.links(doc, span))
+            .unwrap_or_default()
+    }
+
+    fn links(&self, doc: u32, span: LineSpan) -> (String, String) {
+        let d = &self.snap.docs[doc as usize];
+        let repo = self.snap.manifest.repos.iter().find(|r| r.name == d.repo);
+        let web = repo.map_or("", |r| r.web_url.as_str());
+        let branch = repo
+            .and_then(|r| r.default_branch.as_deref())
+            .unwrap_or("HEAD");
+        let commit = repo.and_then(|r| r.commit.as_deref()).unwrap_or(branch);
+        (
+            blob_link(web, branch, &d.path, span),
+            blob_link(web, commit, &d.path, span),
+        )
+    }
+
+    fn visible_doc(&self, doc_id: &str, groups: Option<&[String]>) -> Result<u32, SearchError> {
+        let id = DocId::parse(doc_id).map_err(|e| invalid("doc_id", e.to_string()))?;
+        self.snap
+            .doc_index(&id)
+            .filter(|&i| access::visible(&self.snap.docs[i as usize], groups))
+            // A doc the caller may not see answers exactly like a missing one.
+            .ok_or_else(|| SearchError::NotFound(doc_id.to_owned()))
+    }
+
+    /// Sets a runtime weight on a document the caller may see; only an admin may.
+    pub fn set_weight(
+        &self,
+        doc_id: &str,
+        multiplier: f32,
+        namespace: &str,
+        ttl_days: f64,
+        by: &Caller,
+    ) -> Result<RuntimeWeight, SearchError> {
+        if !by.admin {
+            return Err(SearchError::Forbidden(
+                "setting weights needs an admin token (`cairn token add NAME --admin`)".to_owned(),
+            ));
+        }
+        self.visible_doc(doc_id, by.groups())?;
+        let w = self
+            .runtime_weights
+            .set(doc_id, multiplier, namespace, ttl_days, now_unix())?;
+        tracing::info!(doc_id, namespace, multiplier = w.multiplier, caller = %by.name, "runtime weight set");
+        Ok(w)
+    }
+
+    /// The index root.
+    pub fn root(&self) -> &IndexRoot {
+        &self.root
+    }
+}
+
+/// Runtime weights live beside the index root's versions, never inside one.
+fn state_path(root: &IndexRoot) -> PathBuf {
+    root.path().join("runtime-weights.json")
+}

@@ -1,0 +1,150 @@
+//! The search library over a real index built from real git repositories
+//! with the tiny model: what each call answers, and what a caller's groups
+//! and admin flag allow (no server involved).
+
+use cairn_embed::DevicePref;
+use cairn_pipeline::fixtures::{commit, init_repo};
+use cairn_pipeline::{BuildOptions, Silent, build};
+use cairn_search::{Caller, Code, Engine, EngineOptions, Mode, SearchRequest};
+
+/// A built index: `alpha` is restricted to group `team-a`, `beta` is public.
+struct Built {
+    _dir: tempfile::TempDir,
+    engine: Engine,
+}
+
+fn built() -> Built {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    let alpha = init_repo(&root.join("repos/alpha"), "main");
+    commit(
+        &alpha,
+        &[(
+            "alpha/core.py",
+            b"def fit_model(data):\n    \"\"\"Fit a point lens.\"\"\"\n    return data\n".to_vec(),
+        )],
+        "first",
+    );
+    let beta = init_repo(&root.join("repos/beta"), "main");
+    commit(
+        &beta,
+        &[(
+            "README.md",
+            b"# Beta\n\nBinary lens magnification.\n".to_vec(),
+        )],
+        "first",
+    );
+    std::fs::create_dir_all(root.join("config")).expect("mkdir");
+    std::fs::write(
+        root.join("config/repositories.yml"),
+        "science:\n  - name: alpha\n    url: ../repos/alpha\n    web_url: https://github.com/example/alpha\n    groups: [team-a]\ntools:\n  - name: beta\n    url: ../repos/beta\n    web_url: https://github.com/example/beta\n",
+    )
+    .expect("config");
+    let model = root.join("model");
+    cairn_embed::fixtures::write_tiny_bert(&model).expect("tiny model");
+    let opts = BuildOptions {
+        config: root.join("config/repositories.yml"),
+        weights: None,
+        settings: None,
+        out: root.join("index"),
+        cache: root.join("cache"),
+        model_dir: Some(model.clone()),
+        device: DevicePref::Cpu,
+        keep: 3,
+        keep_going: false,
+    };
+    build(&opts, &Silent).expect("build");
+    let engine = Engine::open(&EngineOptions {
+        index: root.join("index"),
+        model_dir: Some(model),
+        device: DevicePref::Cpu,
+    })
+    .expect("open");
+    Built { _dir: dir, engine }
+}
+
+fn team() -> Caller {
+    Caller {
+        name: "ada".into(),
+        groups: Some(vec!["team-a".into()]),
+        admin: false,
+    }
+}
+
+#[test]
+fn search_retrieve_and_tree_answer_with_exact_lines_and_links() {
+    let b = built();
+    let r = b
+        .engine
+        .search(&SearchRequest {
+            query: "fit_model".into(),
+            limit: 5,
+            filters: Default::default(),
+            threshold: None,
+            mode: Mode::Bm25,
+            groups: None,
+            deadline: None,
+        })
+        .expect("search");
+    let hit = r.hits.first().expect("a hit");
+    assert_eq!(hit.doc_id, "science/alpha/alpha/core.py");
+    assert!(hit.permalink.contains("#L"), "{}", hit.permalink);
+    let lines = b
+        .engine
+        .retrieve("science/alpha/alpha/core.py", 1, 1, None)
+        .expect("retrieve");
+    assert_eq!(lines.text, "def fit_model(data):\n");
+    let tree = b.engine.tree("", 3, 100, None).expect("tree");
+    assert!(tree.to_string().contains("tools/beta/"), "{tree}");
+}
+
+#[test]
+fn documents_are_paged_within_the_callers_groups() {
+    let b = built();
+    let ids = |groups: Option<&[String]>| -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cursor = Some(0);
+        while let Some(c) = cursor {
+            let (page, next) = b.engine.documents(groups, c, 1);
+            assert!(page.len() <= 1);
+            out.extend(page.iter().map(|d| d.doc_id.to_string()));
+            cursor = next;
+        }
+        out
+    };
+    let everyone = ids(None);
+    assert_eq!(
+        everyone,
+        ["science/alpha/alpha/core.py", "tools/beta/README.md"]
+    );
+    assert_eq!(ids(team().groups.as_deref()), everyone);
+    assert_eq!(
+        ids(Some(&[])),
+        ["tools/beta/README.md"],
+        "alpha is team-a's"
+    );
+}
+
+#[test]
+fn only_an_admin_sets_weights_and_only_on_what_it_sees() {
+    let b = built();
+    let set = |by: &Caller, doc: &str| b.engine.set_weight(doc, 2.0, "global", 1.0, by);
+    let e = set(&team(), "tools/beta/README.md").expect_err("not an admin");
+    assert_eq!(e.code(), Code::Forbidden);
+    let outsider = Caller {
+        admin: true,
+        groups: Some(Vec::new()),
+        ..team()
+    };
+    let e = set(&outsider, "science/alpha/alpha/core.py").expect_err("hidden from it");
+    assert_eq!(e.code(), Code::NotFound);
+    let w = set(
+        &Caller {
+            admin: true,
+            ..team()
+        },
+        "science/alpha/alpha/core.py",
+    )
+    .expect("admin");
+    assert_eq!(w.multiplier, 2.0);
+}
