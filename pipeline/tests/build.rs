@@ -2,66 +2,20 @@
 //! sharded build merged into the same index, with real git repositories, the
 //! real tiny model and the real index writer (no binary involved).
 
-use cairn_embed::DevicePref;
 use cairn_index::{IndexRoot, IndexVersion};
-use cairn_pipeline::fixtures::{commit, init_repo};
-use cairn_pipeline::{BuildError, BuildOptions, Shard, Silent, build, build_shard, merge};
-use std::path::{Path, PathBuf};
+use cairn_pipeline::fixtures::Sandbox;
+use cairn_pipeline::{BuildError, Shard, Silent, build, build_shard, merge};
+use std::path::Path;
 
-/// Two repositories, their config and the tiny model, in a temp folder.
-struct Sandbox {
-    dir: tempfile::TempDir,
-}
-
-impl Sandbox {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path();
-        let alpha = init_repo(&root.join("repos/alpha"), "main");
-        commit(
-            &alpha,
-            &[
-                ("README.md", b"# Alpha\n\nAlpha fits light curves.\n\n## Usage\n\nCall fit_model.\n".to_vec()),
-                ("alpha/core.py", b"def fit_model(data):\n    \"\"\"Fit a point lens.\"\"\"\n    return data\n\n\nclass Model:\n    def magnification(self, t):\n        return 1.0 + t\n".to_vec()),
-            ],
-            "first",
-        );
-        let beta = init_repo(&root.join("repos/beta"), "master");
-        commit(
-            &beta,
-            &[(
-                "README.md",
-                b"# Beta\n\nBinary lens magnification.\n".to_vec(),
-            )],
-            "first",
-        );
-        std::fs::create_dir_all(root.join("config")).expect("mkdir");
-        std::fs::write(
-            root.join("config/repositories.yml"),
-            "science:\n  - name: alpha\n    url: ../repos/alpha\n    web_url: https://github.com/example/alpha\ntools:\n  - name: beta\n    url: ../repos/beta\n    web_url: https://github.com/example/beta\n",
-        )
-        .expect("config");
-        cairn_embed::fixtures::write_tiny_bert(&root.join("model")).expect("tiny model");
-        Self { dir }
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
-    }
-
-    fn options(&self, out: &str) -> BuildOptions {
-        BuildOptions {
-            config: self.path("config/repositories.yml"),
-            weights: None,
-            settings: None,
-            out: self.path(out),
-            cache: self.path("cache"),
-            model_dir: Some(self.path("model")),
-            device: DevicePref::Cpu,
-            keep: 3,
-            keep_going: false,
-        }
-    }
+fn sandbox() -> Sandbox {
+    Sandbox::new(
+        &[
+            ("README.md", b"# Alpha\n\nAlpha fits light curves.\n\n## Usage\n\nCall fit_model.\n".to_vec()),
+            ("alpha/core.py", b"def fit_model(data):\n    \"\"\"Fit a point lens.\"\"\"\n    return data\n\n\nclass Model:\n    def magnification(self, t):\n        return 1.0 + t\n".to_vec()),
+        ],
+        &[("README.md", b"# Beta\n\nBinary lens magnification.\n".to_vec())],
+        &[],
+    )
 }
 
 fn current(out: &Path) -> IndexVersion {
@@ -75,7 +29,7 @@ fn file(out: &Path, name: &str) -> Vec<u8> {
 
 #[test]
 fn a_build_publishes_a_verified_version_and_a_rebuild_changes_nothing() {
-    let s = Sandbox::new();
+    let s = sandbox();
     let first = build(&s.options("out"), &Silent).expect("build");
     assert!(
         !first.unchanged && first.docs == 3 && first.chunks >= 3,
@@ -97,7 +51,7 @@ fn a_build_publishes_a_verified_version_and_a_rebuild_changes_nothing() {
 
 #[test]
 fn shards_merge_into_the_index_one_machine_builds() {
-    let s = Sandbox::new();
+    let s = sandbox();
     let whole = build(&s.options("whole"), &Silent).expect("build");
     let mut parts = Vec::new();
     for i in 1..=2 {
@@ -131,7 +85,7 @@ fn shards_merge_into_the_index_one_machine_builds() {
 /// A part file is input: shard numbers that do not fit are an error, never a panic.
 #[test]
 fn a_part_with_impossible_shard_numbers_is_refused() {
-    let s = Sandbox::new();
+    let s = sandbox();
     let shard = Shard::parse("1/1").expect("shard");
     build_shard(&s.options("part"), shard, &Silent).expect("shard");
     let json = s.path("part/part.json");

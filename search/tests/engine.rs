@@ -3,64 +3,39 @@
 //! and admin flag allow (no server involved).
 
 use cairn_embed::DevicePref;
-use cairn_pipeline::fixtures::{commit, init_repo};
-use cairn_pipeline::{BuildOptions, Silent, build};
+use cairn_pipeline::fixtures::Sandbox;
+use cairn_pipeline::{Silent, build};
 use cairn_search::{Caller, Code, Engine, EngineOptions, Mode, SearchRequest};
 
 /// A built index: `alpha` is restricted to group `team-a`, `beta` is public.
 struct Built {
-    _dir: tempfile::TempDir,
+    _sandbox: Sandbox,
     engine: Engine,
 }
 
 fn built() -> Built {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root = dir.path();
-    let alpha = init_repo(&root.join("repos/alpha"), "main");
-    commit(
-        &alpha,
+    let sandbox = Sandbox::new(
         &[(
             "alpha/core.py",
             b"def fit_model(data):\n    \"\"\"Fit a point lens.\"\"\"\n    return data\n".to_vec(),
         )],
-        "first",
-    );
-    let beta = init_repo(&root.join("repos/beta"), "main");
-    commit(
-        &beta,
         &[(
             "README.md",
             b"# Beta\n\nBinary lens magnification.\n".to_vec(),
         )],
-        "first",
+        &["team-a"],
     );
-    std::fs::create_dir_all(root.join("config")).expect("mkdir");
-    std::fs::write(
-        root.join("config/repositories.yml"),
-        "science:\n  - name: alpha\n    url: ../repos/alpha\n    web_url: https://github.com/example/alpha\n    groups: [team-a]\ntools:\n  - name: beta\n    url: ../repos/beta\n    web_url: https://github.com/example/beta\n",
-    )
-    .expect("config");
-    let model = root.join("model");
-    cairn_embed::fixtures::write_tiny_bert(&model).expect("tiny model");
-    let opts = BuildOptions {
-        config: root.join("config/repositories.yml"),
-        weights: None,
-        settings: None,
-        out: root.join("index"),
-        cache: root.join("cache"),
-        model_dir: Some(model.clone()),
-        device: DevicePref::Cpu,
-        keep: 3,
-        keep_going: false,
-    };
-    build(&opts, &Silent).expect("build");
+    build(&sandbox.options("index"), &Silent).expect("build");
     let engine = Engine::open(&EngineOptions {
-        index: root.join("index"),
-        model_dir: Some(model),
+        index: sandbox.path("index"),
+        model_dir: Some(sandbox.path("model")),
         device: DevicePref::Cpu,
     })
     .expect("open");
-    Built { _dir: dir, engine }
+    Built {
+        _sandbox: sandbox,
+        engine,
+    }
 }
 
 fn team() -> Caller {
