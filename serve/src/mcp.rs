@@ -114,6 +114,7 @@ impl CairnMcp {
             deadline: self.deadline_at(),
             trace_id: crate::ops::new_trace_id(),
             instance: format!("mcp:{name}"),
+            text: true,
         };
         let answer = op.run(args, call).await?;
         let mut r = CallToolResult::structured(answer.value);

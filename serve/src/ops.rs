@@ -189,7 +189,7 @@ pub static OPERATIONS: &[Operation] = &[
             summary: "Get several spans in one call.",
         }],
         tag: "retrieve",
-        description: "Like retrievePassage for up to 50 spans; each item succeeds or fails on its own. Together at most 48,000 bytes of text.",
+        description: "Like retrieve (retrievePassage) for up to 50 spans; each item succeeds or fails on its own. Together at most 48,000 bytes of text.",
         answers: "One result per item; each succeeds or fails alone",
         who: Who::Caller,
         on_cpu: false,
@@ -358,27 +358,32 @@ pub struct Call {
     pub trace_id: String,
     /// What was called (the HTTP path, or `mcp:<tool>`), for failed batch items.
     pub instance: String,
+    /// Whether the answer's text is wanted (MCP shows it; HTTP sends JSON only).
+    pub text: bool,
 }
 
 /// An answer: the JSON both connectors send, and the text an MCP client shows a model.
 pub struct Answer {
     /// The structured result.
     pub value: Value,
-    /// The same for a person or a model to read.
+    /// The same for a person or a model to read (empty unless [`Call::text`]).
     pub text: String,
 }
 
 impl Answer {
-    fn new<T: Serialize>(result: &T, text: String) -> Self {
+    /// `result`, with its text rendered only for a caller that shows text.
+    fn new<T: Serialize>(call: &Call, result: &T, text: impl FnOnce() -> String) -> Self {
         Self {
             value: serde_json::to_value(result).unwrap_or(Value::Null),
-            text,
+            text: if call.text { text() } else { String::new() },
         }
     }
 
-    fn json<T: Serialize>(result: &T) -> Self {
-        let text = serde_json::to_string_pretty(result).unwrap_or_default();
-        Self::new(result, text)
+    /// `result`, whose text is its pretty JSON.
+    fn json<T: Serialize>(call: &Call, result: &T) -> Self {
+        Self::new(call, result, || {
+            serde_json::to_string_pretty(result).unwrap_or_default()
+        })
     }
 }
 
@@ -408,31 +413,31 @@ impl Operation {
                 let req = parse::<SearchArgs>(args)?
                     .into_request(call.caller.groups.clone(), call.deadline);
                 let r = engine.search(&req)?;
-                Answer::new(&r, r.to_string())
+                Answer::new(call, &r, || r.to_string())
             }
             Kind::Retrieve => {
                 let a: SpanRequest = parse(args)?;
                 let (start, end) = a.span();
                 let r = engine.retrieve(&a.doc_id, start, end, groups)?;
-                Answer::new(&r, r.to_string())
+                Answer::new(call, &r, || r.to_string())
             }
             Kind::RetrieveBatch => {
                 let r = batch(engine, &parse(args)?, call)?;
-                Answer::new(&r, r.to_string())
+                Answer::new(call, &r, || r.to_string())
             }
             Kind::Tree => {
                 let r = parse::<TreeArgs>(args)?.run(engine, groups)?;
-                Answer::new(&r, r.to_string())
+                Answer::new(call, &r, || r.to_string())
             }
             Kind::Context => {
                 let req = parse::<ContextArgs>(args)?
                     .into_request(call.caller.groups.clone(), call.deadline);
                 let r = engine.context(&req)?;
-                Answer::new(&r, r.context.clone())
+                Answer::new(call, &r, || r.context.clone())
             }
             Kind::Version => {
                 let _: NoArgs = parse(args)?;
-                Answer::json(&engine.version(groups))
+                Answer::json(call, &engine.version(groups))
             }
             Kind::Health => {
                 let _: NoArgs = parse(args)?;
@@ -441,22 +446,26 @@ impl Operation {
                 if call.anonymous {
                     health.docs_by_repo.clear();
                 }
-                Answer::json(&health)
+                Answer::json(call, &health)
             }
             Kind::Ready => {
                 let _: NoArgs = parse(args)?;
-                Answer::json(&ReadyResponse {
-                    ready: true,
-                    index_version: engine.snapshot().version.to_string(),
-                })
+                Answer::json(
+                    call,
+                    &ReadyResponse {
+                        ready: true,
+                        index_version: engine.snapshot().version.to_string(),
+                    },
+                )
             }
             Kind::SetWeight => {
                 let w = parse::<WeightArgs>(args)?.apply(engine, &call.caller)?;
-                let text = format!(
-                    "weight {} set on {} in {} until unix time {}",
-                    w.multiplier, w.doc_id, w.namespace, w.expires_at
-                );
-                Answer::new(&w, text)
+                Answer::new(call, &w, || {
+                    format!(
+                        "weight {} set on {} in {} until unix time {}",
+                        w.multiplier, w.doc_id, w.namespace, w.expires_at
+                    )
+                })
             }
         })
     }

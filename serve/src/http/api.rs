@@ -88,6 +88,7 @@ async fn answer(
             .map(|t| t.0.clone())
             .unwrap_or_default(),
         instance: req.path().to_owned(),
+        text: false,
     };
     Ok(json(&op.run(args, call).await?.value))
 }
