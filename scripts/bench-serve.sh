@@ -18,6 +18,8 @@
 # INDEX must hold at least two versions under versions/ (the swaps flip CURRENT
 # between the live one and the newest other one): build it twice, e.g. the
 # second time with another --weights file. Needs wrk (`apt-get install wrk`).
+# BIN=PATH serves with another cairn binary (default target/release/cairn), to
+# compare two builds on one machine in one sitting.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +27,7 @@ index="${1:?usage: scripts/bench-serve.sh INDEX [SECONDS] [CONNECTIONS]}"
 secs="${2:-60}"
 conns="${3:-32}"
 rate="${4:-6000}"
-bin=target/release/cairn
+bin="${BIN:-target/release/cairn}"
 command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
 [ -x "$bin" ] || cargo build --release --quiet
 
