@@ -23,9 +23,9 @@ pub mod sync;
 
 pub use build::{BuildError, BuildOptions, BuildSummary, ShardSummary, build, build_shard, merge};
 pub use part::Shard;
+pub use report::{Reporter, Silent};
 
 /// The repositories file read unless another is named.
 pub const DEFAULT_CONFIG: &str = "config/repositories.yml";
 /// The git and embedding cache used unless another is named.
 pub const DEFAULT_CACHE: &str = ".cairn/cache";
-pub use report::{Reporter, Silent};

@@ -1,9 +1,10 @@
 //! cairn's connectors: the read-only HTTP API ([`http`], actix-web) and the
 //! MCP server ([`mcp`], rmcp) over the search library, both generated from
-//! one table of operations ([`ops`]) whose arguments both parse ([`args`]), plus what serving needs around them: credentials
-//! ([`auth`]), the hot-swapped live index ([`live`]), the bounded CPU pool
-//! ([`pool`]), problem+json errors ([`problem`]), metrics and per-caller
-//! rate limits, and how a server is configured and started ([`config`]).
+//! one table of operations ([`ops`]) whose arguments both parse ([`args`]);
+//! plus what serving needs around them: how a server is configured and
+//! started ([`config`]), credentials ([`auth`]), the hot-swapped live index
+//! ([`live`]), the bounded CPU pool ([`pool`]), problem+json errors
+//! ([`problem`]), metrics and per-caller rate limits.
 //!
 //! Connectors never read index files: every answer comes from
 //! `cairn_search::Engine`. Only the `cairn` binary depends on this crate.

@@ -47,7 +47,7 @@ fn tools(admin: bool) -> Vec<Tool> {
         .iter()
         .filter(|op| admin || op.who != Who::Admin)
         .filter_map(|op| {
-            let mut t = Tool::new(op.tool?, op.description, (op.input_schema)());
+            let mut t = Tool::new(op.tool?, op.description, (op.args.input)());
             t.annotations = Some(
                 ToolAnnotations::new()
                     .read_only(op.read_only)

@@ -104,14 +104,21 @@ pub struct Operation {
     pub on_cpu: bool,
     /// Whether it changes nothing (MCP's readOnlyHint; GPT Actions' isConsequential is its negation).
     pub read_only: bool,
-    /// The MCP input schema of its arguments.
-    pub input_schema: fn() -> Arc<rmcp::model::JsonObject>,
-    /// Its arguments' schemas (a POST body).
-    pub body: Option<Schemas>,
-    /// Its arguments as query parameters (a GET).
-    pub params: Option<fn() -> Vec<Parameter>>,
+    /// Its arguments' schemas.
+    pub args: Args,
     /// Its result's schemas.
     pub output: Schemas,
+}
+
+/// The schemas of an operation's arguments, all from one type.
+#[derive(Clone, Copy)]
+pub struct Args {
+    /// The MCP input schema.
+    pub input: fn() -> Arc<rmcp::model::JsonObject>,
+    /// The OpenAPI schemas of a POST body.
+    pub body: Option<Schemas>,
+    /// The OpenAPI query parameters of a GET.
+    pub params: Option<fn() -> Vec<Parameter>>,
 }
 
 fn input<T: JsonSchema + 'static>() -> Arc<rmcp::model::JsonObject> {
@@ -128,6 +135,52 @@ fn schemas<T: ToSchema>(out: &mut Vec<(String, RefOr<Schema>)>) -> String {
 fn params<T: IntoParams>() -> Vec<Parameter> {
     T::into_params(|| Some(ParameterIn::Query))
 }
+
+/// Arguments sent as a JSON body.
+const fn body<T: JsonSchema + ToSchema + 'static>() -> Args {
+    Args {
+        input: input::<T>,
+        body: Some(schemas::<T>),
+        params: None,
+    }
+}
+
+/// Arguments sent in the query string.
+const fn query<T: JsonSchema + IntoParams + 'static>() -> Args {
+    Args {
+        input: input::<T>,
+        body: None,
+        params: Some(params::<T>),
+    }
+}
+
+/// Arguments sent either way (GET and POST routes).
+const fn query_or_body<T: JsonSchema + ToSchema + IntoParams + 'static>() -> Args {
+    Args {
+        params: Some(params::<T>),
+        ..body::<T>()
+    }
+}
+
+/// What most operations are: a read any caller may make, on this thread,
+/// without arguments. Entries below override what differs.
+const READ: Operation = Operation {
+    kind: Kind::Version,
+    tool: None,
+    routes: &[],
+    tag: "",
+    description: "",
+    answers: "",
+    who: Who::Caller,
+    on_cpu: false,
+    read_only: true,
+    args: Args {
+        input: input::<NoArgs>,
+        body: None,
+        params: None,
+    },
+    output: schemas::<VersionResponse>,
+};
 
 /// Every operation, in the order tools are listed.
 pub static OPERATIONS: &[Operation] = &[
@@ -151,13 +204,10 @@ pub static OPERATIONS: &[Operation] = &[
         tag: "search",
         description: "Finds the passages of the indexed scientific-software repositories (code, docs, notebooks) that best answer a question. Each hit has doc_id, start_line-end_line, a snippet and GitHub links to cite. Use toolkit to stay within one package.",
         answers: "Ranked passages, each with exact lines and GitHub links",
-        who: Who::Caller,
         on_cpu: true,
-        read_only: true,
-        input_schema: input::<SearchArgs>,
-        body: Some(schemas::<SearchArgs>),
-        params: Some(params::<SearchArgs>),
+        args: query_or_body::<SearchArgs>(),
         output: schemas::<SearchResponse>,
+        ..READ
     },
     Operation {
         kind: Kind::Retrieve,
@@ -171,13 +221,9 @@ pub static OPERATIONS: &[Operation] = &[
         tag: "retrieve",
         description: "Returns lines start..end of a document (doc_id from a search hit) exactly as at the indexed commit, with GitHub links and the file's sha256. Use it to read more around a hit before quoting.",
         answers: "The lines, byte for byte as at the indexed commit",
-        who: Who::Caller,
-        on_cpu: false,
-        read_only: true,
-        input_schema: input::<SpanRequest>,
-        body: Some(schemas::<SpanRequest>),
-        params: None,
+        args: body::<SpanRequest>(),
         output: schemas::<RetrieveResponse>,
+        ..READ
     },
     Operation {
         kind: Kind::RetrieveBatch,
@@ -191,13 +237,9 @@ pub static OPERATIONS: &[Operation] = &[
         tag: "retrieve",
         description: "Like retrieve (retrievePassage) for up to 50 spans; each item succeeds or fails on its own. Together at most 48,000 bytes of text.",
         answers: "One result per item; each succeeds or fails alone",
-        who: Who::Caller,
-        on_cpu: false,
-        read_only: true,
-        input_schema: input::<BatchArgs>,
-        body: Some(schemas::<BatchArgs>),
-        params: None,
+        args: body::<BatchArgs>(),
         output: schemas::<BatchResponse>,
+        ..READ
     },
     Operation {
         kind: Kind::Tree,
@@ -211,13 +253,9 @@ pub static OPERATIONS: &[Operation] = &[
         tag: "browse",
         description: "Lists the doc_id hierarchy (categories, repositories, folders, files with doctype and line count) under a prefix. Use it to discover what is indexed.",
         answers: "Folders and files under the prefix",
-        who: Who::Caller,
-        on_cpu: false,
-        read_only: true,
-        input_schema: input::<TreeArgs>,
-        body: None,
-        params: Some(params::<TreeArgs>),
+        args: query::<TreeArgs>(),
         output: schemas::<TreeResponse>,
+        ..READ
     },
     Operation {
         kind: Kind::Context,
@@ -231,13 +269,10 @@ pub static OPERATIONS: &[Operation] = &[
         tag: "search",
         description: "For bots that build prompts: searches, then returns numbered passages ([1], [2] …) cut at line boundaries to fit max_tokens, with their links. insufficient_evidence is true when nothing clears the threshold.",
         answers: "Numbered passages within the token budget, and their citations",
-        who: Who::Caller,
         on_cpu: true,
-        read_only: true,
-        input_schema: input::<ContextArgs>,
-        body: Some(schemas::<ContextArgs>),
-        params: None,
+        args: body::<ContextArgs>(),
         output: schemas::<ContextResponse>,
+        ..READ
     },
     Operation {
         kind: Kind::Version,
@@ -251,13 +286,8 @@ pub static OPERATIONS: &[Operation] = &[
         tag: "status",
         description: "The index version being served, when it was built, the embedding model, and each repository's default branch and indexed commit.",
         answers: "Version, build time, model and each repository's branch and commit",
-        who: Who::Caller,
-        on_cpu: false,
-        read_only: true,
-        input_schema: input::<NoArgs>,
-        body: None,
-        params: None,
         output: schemas::<VersionResponse>,
+        ..READ
     },
     Operation {
         kind: Kind::Health,
@@ -272,12 +302,8 @@ pub static OPERATIONS: &[Operation] = &[
         description: "Liveness: 200 while the server runs, with document counts by doctype (and by repository for a caller with credentials).",
         answers: "The server is up; counts of what the caller can see",
         who: Who::Public,
-        on_cpu: false,
-        read_only: true,
-        input_schema: input::<NoArgs>,
-        body: None,
-        params: None,
         output: schemas::<HealthResponse>,
+        ..READ
     },
     Operation {
         kind: Kind::Ready,
@@ -292,12 +318,8 @@ pub static OPERATIONS: &[Operation] = &[
         description: "Readiness for load balancers: 200 once an index is loaded.",
         answers: "An index is loaded",
         who: Who::Public,
-        on_cpu: false,
-        read_only: true,
-        input_schema: input::<NoArgs>,
-        body: None,
-        params: None,
         output: schemas::<ReadyResponse>,
+        ..READ
     },
     Operation {
         kind: Kind::SetWeight,
@@ -312,12 +334,10 @@ pub static OPERATIONS: &[Operation] = &[
         description: "Admin only: multiplies a document's ranking score (clamped 0.1 to 10) in a namespace until it expires. Changes future answers.",
         answers: "The stored weight",
         who: Who::Admin,
-        on_cpu: false,
         read_only: false,
-        input_schema: input::<WeightArgs>,
-        body: Some(schemas::<WeightArgs>),
-        params: None,
+        args: body::<WeightArgs>(),
         output: schemas::<WeightResponse>,
+        ..READ
     },
 ];
 

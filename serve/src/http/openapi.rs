@@ -102,12 +102,12 @@ fn operation(
         .response("200", ok);
     match route.method {
         Method::Get => {
-            if let Some(params) = op.params {
+            if let Some(params) = op.args.params {
                 b = b.parameters(Some(params()));
             }
         }
         Method::Post => {
-            if let Some(body) = op.body {
+            if let Some(body) = op.args.body {
                 let body = RequestBodyBuilder::new()
                     .content("application/json", json_of(body(schemas)))
                     .required(Some(utoipa::openapi::Required::True))
