@@ -6,7 +6,7 @@
 //! and subchunk records, the tantivy schema and its code-aware analyzer, the flat vector
 //! file and its one row order ([`rows`]), filling a version ([`builder`]) and
 //! atomically publishing it ([`layout`]),
-//! [`verify`], and shipping a version as a checked pack ([`pack`]). It
+//! [`mod@verify`], and shipping a version as a checked pack ([`pack`]). It
 //! knows nothing of git, HTTP or embedding models; the builder
 //! (`cairn-pipeline`) and the server depend on it, never the reverse.
 

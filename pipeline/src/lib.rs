@@ -3,7 +3,7 @@
 //! Data flow: [`config`] parses and validates the YAML; [`sync`] fetches each
 //! repository into a bare git cache and resolves the commit; [`documents`]
 //! reads and classifies every file of that commit; [`chunk`] cuts documents
-//! into exact line spans by structure; [`build`] embeds the chunks (reusing
+//! into exact line spans by structure; [`mod@build`] embeds the chunks (reusing
 //! [`embed_cache`]), writes every file of a version through `cairn-index`, and
 //! publishes it; a build can also run as shards on several machines, each
 //! writing a [`part`], merged into the same index a single machine writes.

@@ -1,6 +1,7 @@
 //! `cairn build`: config → sync → documents → chunks → embeddings → a
-//! published version, in stages ([`stages`]); a build split across machines
-//! writes one [`shard`] per machine and publishes them with [`merge`]. The
+//! published version, in stages (`stages.rs`); a build split across machines
+//! writes one shard per machine (`shard.rs`) and publishes them together
+//! (`merge.rs`). The
 //! version's files are written by `cairn_index::VersionBuilder`; nothing here
 //! knows the format.
 

@@ -13,8 +13,8 @@
 //! embedded on their own and each vote for the chunk they overlap most, so a
 //! paragraph inside a long chunk is found by its own meaning.
 //!
-//! Where things are: [`languages`] finds each language's sections and
-//! symbols, [`notebook`] maps notebook cells back to raw lines, and [`pack`]
+//! Where things are: `languages.rs` finds each language's sections and
+//! symbols, `notebook.rs` maps notebook cells back to raw lines, and `pack.rs`
 //! packs small sections and windows long ones within the limits.
 
 mod languages;

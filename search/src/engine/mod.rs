@@ -1,7 +1,7 @@
 //! The engine: one opened snapshot, the query embedder, runtime weights.
 //! Opening and reopening live here; what the engine answers is split by
-//! call: [`search`] (ranking, merging, widening), [`retrieve`] (exact lines),
-//! [`tree`] (the doc_id tree, version, health, documents).
+//! call: `search.rs` (ranking, merging, widening), `retrieve.rs` (exact lines),
+//! `tree.rs` (the doc_id tree, version, health, documents).
 
 mod retrieve;
 mod search;
