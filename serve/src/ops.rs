@@ -411,84 +411,107 @@ fn parse<T: DeserializeOwned>(args: &Value) -> Result<T, ApiError> {
     parse_json(args)
 }
 
+/// A call's arguments, parsed: what the engine is asked.
+enum Request {
+    Search(cairn_search::SearchRequest),
+    Retrieve(SpanRequest),
+    RetrieveBatch(BatchArgs),
+    Tree(TreeArgs),
+    Context(cairn_search::ContextRequest),
+    Version,
+    Health,
+    Ready,
+    SetWeight(WeightArgs),
+}
+
 impl Operation {
-    /// Runs the operation on `args` for `call`: on the CPU pool within the
-    /// deadline when [`Operation::on_cpu`], else here.
+    /// Runs the operation on `args` for `call`. The arguments are parsed
+    /// first, here, so bad input is refused at once whatever the load; the
+    /// work then runs on the CPU pool within the deadline when
+    /// [`Operation::on_cpu`], else here.
     pub async fn run(&'static self, args: Value, call: Call) -> Result<Answer, ApiError> {
+        let request = self.parse(&args, &call)?;
         match self.on_cpu {
             true => {
                 let (pool, deadline) = (call.pool.clone(), call.deadline);
-                pool.run(deadline, move || self.answer(&args, &call))
-                    .await?
+                pool.run(deadline, move || answer(request, &call)).await?
             }
-            false => self.answer(&args, &call),
+            false => answer(request, &call),
         }
     }
 
-    /// The answer, computed on this thread.
-    fn answer(&self, args: &Value, call: &Call) -> Result<Answer, ApiError> {
-        let (engine, groups) = (&call.engine, call.caller.groups());
+    /// `args` as this operation's request, naming the field at fault.
+    fn parse(&self, args: &Value, call: &Call) -> Result<Request, ApiError> {
+        let groups = || call.caller.groups.clone();
         Ok(match self.kind {
             Kind::Search => {
-                let req = parse::<SearchArgs>(args)?
-                    .into_request(call.caller.groups.clone(), call.deadline);
-                let r = engine.search(&req)?;
-                Answer::new(call, &r, || r.to_string())
+                Request::Search(parse::<SearchArgs>(args)?.into_request(groups(), call.deadline))
             }
-            Kind::Retrieve => {
-                let a: SpanRequest = parse(args)?;
-                let (start, end) = a.span();
-                let r = engine.retrieve(&a.doc_id, start, end, groups)?;
-                Answer::new(call, &r, || r.to_string())
-            }
-            Kind::RetrieveBatch => {
-                let r = batch(engine, &parse(args)?, call)?;
-                Answer::new(call, &r, || r.to_string())
-            }
-            Kind::Tree => {
-                let r = parse::<TreeArgs>(args)?.run(engine, groups)?;
-                Answer::new(call, &r, || r.to_string())
-            }
+            Kind::Retrieve => Request::Retrieve(parse(args)?),
+            Kind::RetrieveBatch => Request::RetrieveBatch(parse(args)?),
+            Kind::Tree => Request::Tree(parse(args)?),
             Kind::Context => {
-                let req = parse::<ContextArgs>(args)?
-                    .into_request(call.caller.groups.clone(), call.deadline);
-                let r = engine.context(&req)?;
-                Answer::new(call, &r, || r.context.clone())
+                Request::Context(parse::<ContextArgs>(args)?.into_request(groups(), call.deadline))
             }
-            Kind::Version => {
-                let _: NoArgs = parse(args)?;
-                Answer::json(call, &engine.version(groups))
-            }
-            Kind::Health => {
-                let _: NoArgs = parse(args)?;
-                let mut health = engine.health(groups);
-                // Probes need no names: without credentials, counts only.
-                if call.anonymous {
-                    health.docs_by_repo.clear();
-                }
-                Answer::json(call, &health)
-            }
-            Kind::Ready => {
-                let _: NoArgs = parse(args)?;
-                Answer::json(
-                    call,
-                    &ReadyResponse {
-                        ready: true,
-                        index_version: engine.snapshot().version.to_string(),
-                    },
-                )
-            }
-            Kind::SetWeight => {
-                let w = parse::<WeightArgs>(args)?.apply(engine, &call.caller)?;
-                Answer::new(call, &w, || {
-                    format!(
-                        "weight {} set on {} in {} until unix time {}",
-                        w.multiplier, w.doc_id, w.namespace, w.expires_at
-                    )
-                })
-            }
+            Kind::Version => parse::<NoArgs>(args).map(|_| Request::Version)?,
+            Kind::Health => parse::<NoArgs>(args).map(|_| Request::Health)?,
+            Kind::Ready => parse::<NoArgs>(args).map(|_| Request::Ready)?,
+            Kind::SetWeight => Request::SetWeight(parse(args)?),
         })
     }
+}
+
+/// The answer to `request`, computed on this thread.
+fn answer(request: Request, call: &Call) -> Result<Answer, ApiError> {
+    let (engine, groups) = (&call.engine, call.caller.groups());
+    Ok(match request {
+        Request::Search(req) => {
+            let r = engine.search(&req)?;
+            Answer::new(call, &r, || r.to_string())
+        }
+        Request::Retrieve(a) => {
+            let (start, end) = a.span();
+            let r = engine.retrieve(&a.doc_id, start, end, groups)?;
+            Answer::new(call, &r, || r.to_string())
+        }
+        Request::RetrieveBatch(a) => {
+            let r = batch(engine, &a, call)?;
+            Answer::new(call, &r, || r.to_string())
+        }
+        Request::Tree(a) => {
+            let r = a.run(engine, groups)?;
+            Answer::new(call, &r, || r.to_string())
+        }
+        Request::Context(req) => {
+            let r = engine.context(&req)?;
+            Answer::new(call, &r, || r.context.clone())
+        }
+        Request::Version => Answer::json(call, &engine.version(groups)),
+        Request::Health => {
+            let mut health = engine.health(groups);
+            // Probes need no names: without credentials, counts only.
+            if call.anonymous {
+                health.docs_by_repo.clear();
+            }
+            Answer::json(call, &health)
+        }
+        Request::Ready => Answer::json(
+            call,
+            &ReadyResponse {
+                ready: true,
+                index_version: engine.snapshot().version.to_string(),
+            },
+        ),
+        Request::SetWeight(a) => {
+            let w = a.apply(engine, &call.caller)?;
+            Answer::new(call, &w, || {
+                format!(
+                    "weight {} set on {} in {} until unix time {}",
+                    w.multiplier, w.doc_id, w.namespace, w.expires_at
+                )
+            })
+        }
+    })
 }
 
 /// A batch: each item its passage or its problem (one shape over HTTP and MCP).

@@ -747,6 +747,10 @@ async fn a_full_queue_answers_503_and_a_panic_500() {
         StatusCode::SERVICE_UNAVAILABLE,
         "overloaded",
     );
+    // Bad input is refused before it would queue: 400, not 503, even now.
+    let res = test::call_service(&app, get("/search?limit=3", &s.reader).to_request()).await;
+    let (st, ct, body) = parts(res).await;
+    assert_problem(st, &ct, &body, StatusCode::BAD_REQUEST, "malformed_request");
     let _ = (a.await, b.await);
 
     // A panic leaves the middleware as an error, which the server answers with
