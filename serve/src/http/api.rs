@@ -51,7 +51,11 @@ async fn get(
     state: web::Data<AppState>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let args = query_args(req.query_string())?;
+    // An operation without parameters ignores the query string, as probes expect.
+    let args = match op.args.params {
+        Some(_) => query_args(req.query_string())?,
+        None => Value::Object(serde_json::Map::new()),
+    };
     answer(op, &state, &req, args).await
 }
 
