@@ -11,7 +11,7 @@
 
 use crate::auth::Caller;
 use crate::live::LiveIndex;
-use crate::ops::{Call, OPERATIONS, Who};
+use crate::ops::{Call, Input, OPERATIONS, Who};
 use crate::pool::CpuPool;
 use crate::problem::ApiError;
 use cairn_search::{Code, MAX_SPAN_LINES};
@@ -116,7 +116,7 @@ impl CairnMcp {
             instance: format!("mcp:{name}"),
             text: true,
         };
-        let answer = op.run(args, call).await?;
+        let answer = op.run(Input::Value(args), call).await?;
         let mut r = CallToolResult::structured(answer.value);
         r.content = vec![ContentBlock::text(answer.text)];
         Ok(r)

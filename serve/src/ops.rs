@@ -407,8 +407,23 @@ impl Answer {
     }
 }
 
-fn parse<T: DeserializeOwned>(args: &Value) -> Result<T, ApiError> {
-    parse_json(args)
+/// A call's arguments as they arrived.
+pub enum Input<'a> {
+    /// A JSON body, parsed straight into the arguments (so a field given
+    /// twice is refused, which a detour through `Value` would hide).
+    Json(&'a [u8]),
+    /// Arguments already in JSON form (MCP's, a query string's).
+    Value(Value),
+}
+
+impl Input<'_> {
+    /// The arguments as `T`, naming the field at fault.
+    fn parse<T: DeserializeOwned>(&self) -> Result<T, ApiError> {
+        match self {
+            Input::Json(bytes) => parse_json(&mut serde_json::Deserializer::from_slice(bytes)),
+            Input::Value(v) => parse_json(v),
+        }
+    }
 }
 
 /// A call's arguments, parsed: what the engine is asked.
@@ -429,7 +444,7 @@ impl Operation {
     /// first, here, so bad input is refused at once whatever the load; the
     /// work then runs on the CPU pool within the deadline when
     /// [`Operation::on_cpu`], else here.
-    pub async fn run(&'static self, args: Value, call: Call) -> Result<Answer, ApiError> {
+    pub async fn run(&'static self, args: Input<'_>, call: Call) -> Result<Answer, ApiError> {
         let request = self.parse(&args, &call)?;
         match self.on_cpu {
             true => {
@@ -441,22 +456,24 @@ impl Operation {
     }
 
     /// `args` as this operation's request, naming the field at fault.
-    fn parse(&self, args: &Value, call: &Call) -> Result<Request, ApiError> {
+    fn parse(&self, args: &Input<'_>, call: &Call) -> Result<Request, ApiError> {
         let groups = || call.caller.groups.clone();
         Ok(match self.kind {
-            Kind::Search => {
-                Request::Search(parse::<SearchArgs>(args)?.into_request(groups(), call.deadline))
-            }
-            Kind::Retrieve => Request::Retrieve(parse(args)?),
-            Kind::RetrieveBatch => Request::RetrieveBatch(parse(args)?),
-            Kind::Tree => Request::Tree(parse(args)?),
-            Kind::Context => {
-                Request::Context(parse::<ContextArgs>(args)?.into_request(groups(), call.deadline))
-            }
-            Kind::Version => parse::<NoArgs>(args).map(|_| Request::Version)?,
-            Kind::Health => parse::<NoArgs>(args).map(|_| Request::Health)?,
-            Kind::Ready => parse::<NoArgs>(args).map(|_| Request::Ready)?,
-            Kind::SetWeight => Request::SetWeight(parse(args)?),
+            Kind::Search => Request::Search(
+                args.parse::<SearchArgs>()?
+                    .into_request(groups(), call.deadline),
+            ),
+            Kind::Retrieve => Request::Retrieve(args.parse()?),
+            Kind::RetrieveBatch => Request::RetrieveBatch(args.parse()?),
+            Kind::Tree => Request::Tree(args.parse()?),
+            Kind::Context => Request::Context(
+                args.parse::<ContextArgs>()?
+                    .into_request(groups(), call.deadline),
+            ),
+            Kind::Version => args.parse::<NoArgs>().map(|_| Request::Version)?,
+            Kind::Health => args.parse::<NoArgs>().map(|_| Request::Health)?,
+            Kind::Ready => args.parse::<NoArgs>().map(|_| Request::Ready)?,
+            Kind::SetWeight => Request::SetWeight(args.parse()?),
         })
     }
 }

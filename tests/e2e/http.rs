@@ -547,6 +547,15 @@ async fn bad_input_gets_problems_naming_the_field() {
         .set_payload("{\"query\": ");
     let (st, ct, body) = call!(app, req);
     assert_problem(st, &ct, &body, StatusCode::BAD_REQUEST, "malformed_request");
+    // A field given twice is refused, naming it, not silently last-wins.
+    let req = test::TestRequest::post()
+        .uri("/search")
+        .insert_header(bearer(t))
+        .insert_header(("content-type", "application/json"))
+        .set_payload(r#"{"query": "fit", "query": "install"}"#);
+    let (st, ct, body) = call!(app, req);
+    assert_problem(st, &ct, &body, StatusCode::BAD_REQUEST, "malformed_request");
+    assert_eq!(body["field"], "query", "{body}");
     let req = test::TestRequest::post()
         .uri("/search")
         .insert_header(bearer(t))

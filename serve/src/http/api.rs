@@ -7,7 +7,7 @@
 //! both answer the same question the same way; every parse error names its field.
 
 use super::{AppState, TraceId, json};
-use crate::ops::{Call, Method, OPERATIONS, Operation};
+use crate::ops::{Call, Input, Method, OPERATIONS, Operation};
 use crate::problem::ApiError;
 use actix_web::http::header;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
@@ -53,8 +53,8 @@ async fn get(
 ) -> Result<HttpResponse, ApiError> {
     // An operation without parameters ignores the query string, as probes expect.
     let args = match op.args.params {
-        Some(_) => query_args(req.query_string())?,
-        None => Value::Object(serde_json::Map::new()),
+        Some(_) => Input::Value(query_args(req.query_string())?),
+        None => Input::Value(Value::Object(serde_json::Map::new())),
     };
     answer(op, &state, &req, args).await
 }
@@ -74,7 +74,7 @@ async fn answer(
     op: &'static Operation,
     state: &AppState,
     req: &HttpRequest,
-    args: Value,
+    args: Input<'_>,
 ) -> Result<HttpResponse, ApiError> {
     let call = Call {
         engine: state.live.current(),
@@ -97,13 +97,8 @@ async fn answer(
     Ok(json(&op.run(args, call).await?.value))
 }
 
-/// Parses JSON bytes, naming the field at fault.
-fn parse_value(bytes: &[u8]) -> Result<Value, ApiError> {
-    crate::problem::parse_json(&mut serde_json::Deserializer::from_slice(bytes))
-}
-
 /// A POST body: JSON (when a content type is given, it must say so).
-fn body(req: &HttpRequest, bytes: &web::Bytes) -> Result<Value, ApiError> {
+fn body<'a>(req: &HttpRequest, bytes: &'a web::Bytes) -> Result<Input<'a>, ApiError> {
     if let Some(ct) = req.headers().get(header::CONTENT_TYPE)
         && !ct
             .to_str()
@@ -114,7 +109,7 @@ fn body(req: &HttpRequest, bytes: &web::Bytes) -> Result<Value, ApiError> {
             "send the body as application/json",
         ));
     }
-    parse_value(bytes)
+    Ok(Input::Json(bytes))
 }
 
 /// Query-string fields that hold lists (repeated, or comma-separated).
