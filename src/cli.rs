@@ -98,7 +98,6 @@ impl OpenArgs {
     pub fn engine(&self) -> anyhow::Result<Engine> {
         use anyhow::Context;
         Engine::open(&self.options())
-            .map_err(crate::commands::hint)
             .with_context(|| format!("opening the index at {}", self.index.display()))
     }
 }

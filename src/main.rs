@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     match commands::run(cli.command) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            commands::report(&e);
             ExitCode::from(1)
         }
     }

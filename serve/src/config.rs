@@ -127,7 +127,7 @@ pub enum ServeError {
     #[error(transparent)]
     Auth(#[from] AuthError),
     /// The pack could not be unpacked.
-    #[error("unpacking {}: {source}", pack.display())]
+    #[error("unpacking {}", pack.display())]
     Unpack {
         /// The pack.
         pack: PathBuf,
@@ -135,7 +135,7 @@ pub enum ServeError {
         source: PackError,
     },
     /// The index could not be opened.
-    #[error("opening the index at {}: {source}", index.display())]
+    #[error("opening the index at {}", index.display())]
     Open {
         /// The index root.
         index: PathBuf,

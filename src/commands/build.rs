@@ -1,7 +1,7 @@
 //! `cairn build`: a whole build, one shard of it, or a merge of shards.
 
 use crate::cli::BuildArgs;
-use crate::commands::{hint, print_json, status};
+use crate::commands::{flag_hint, print_json, status};
 use crate::progress;
 use cairn_pipeline::{BuildError, BuildOptions, Shard};
 use std::process::ExitCode;
@@ -62,6 +62,9 @@ pub fn run(a: BuildArgs) -> anyhow::Result<ExitCode> {
 /// Reports a failed build: 2 for bad configuration, 1 otherwise.
 fn failed(e: BuildError) -> ExitCode {
     let code = e.exit_code();
-    eprintln!("error: {:#}", hint(e));
+    eprintln!("error: {e}");
+    if let Some(flag) = flag_hint(&e) {
+        eprintln!("hint: {flag}");
+    }
     ExitCode::from(code)
 }

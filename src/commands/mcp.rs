@@ -1,7 +1,6 @@
 //! `cairn mcp`: MCP over stdio for a client that spawns the process.
 
 use crate::cli::McpArgs;
-use crate::commands::hint;
 use anyhow::Context;
 use cairn_serve::config::default_workers;
 use cairn_serve::live::LiveIndex;
@@ -14,7 +13,6 @@ use std::time::Duration;
 /// Serves until the client closes stdin.
 pub fn run(a: McpArgs) -> anyhow::Result<ExitCode> {
     let live = LiveIndex::open(a.open.options())
-        .map_err(hint)
         .with_context(|| format!("opening the index at {}", a.open.index.display()))?;
     let workers = a.work.cpu_workers.unwrap_or_else(default_workers).max(1);
     let opts = McpOptions {

@@ -1,6 +1,6 @@
 //! One file per subcommand: each turns its `cli` arguments into one library
 //! call and prints the answer. Flag names live only here and in `cli`: a
-//! library error that a flag would fix gets that flag added by [`hint`].
+//! library error that a flag would fix gets that flag named by [`flag_hint`].
 
 mod build;
 mod eval;
@@ -36,30 +36,33 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// `error` with the flag that fixes it, when one does.
-pub fn hint<E>(error: E) -> anyhow::Error
-where
-    E: std::error::Error + Send + Sync + 'static,
-{
+/// The flag that fixes `error` (or an error it wraps), when one does: the
+/// libraries describe what went wrong, only the CLI knows its flags.
+pub fn flag_hint(error: &(dyn std::error::Error + 'static)) -> Option<&'static str> {
     use cairn_embed::EmbedError;
     use cairn_serve::config::ServeError;
-    let error = anyhow::Error::new(error);
-    let flag = error.chain().find_map(|e| {
+    let mut next = Some(error);
+    while let Some(e) = next {
         if let Some(e) = e.downcast_ref::<EmbedError>() {
-            return match e {
-                EmbedError::NotFound { .. } => Some("--model-dir DIR (or CAIRN_MODEL_DIR)"),
-                EmbedError::Device(_) => Some("--device cpu"),
-                _ => None,
-            };
+            match e {
+                EmbedError::NotFound { .. } => return Some("--model-dir DIR (or CAIRN_MODEL_DIR)"),
+                EmbedError::Device(_) => return Some("--device cpu"),
+                _ => {}
+            }
         }
-        match e.downcast_ref::<ServeError>() {
-            Some(ServeError::OpenOffLoopback(_)) => Some("--no-auth is for a loopback --bind only"),
-            _ => None,
+        if let Some(ServeError::OpenOffLoopback(_)) = e.downcast_ref::<ServeError>() {
+            return Some("--no-auth is for a loopback --bind only");
         }
-    });
-    match flag {
-        Some(flag) => anyhow::anyhow!("{error:#} (hint: {flag})"),
-        None => error,
+        next = e.source();
+    }
+    None
+}
+
+/// Prints a failed command's error, and the flag that fixes it, if any.
+pub fn report(error: &anyhow::Error) {
+    eprintln!("error: {error:#}");
+    if let Some(flag) = error.chain().find_map(flag_hint) {
+        eprintln!("hint: {flag}");
     }
 }
 

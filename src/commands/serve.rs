@@ -1,7 +1,6 @@
 //! `cairn serve`: flags into a `ServeConfig`; the library does the rest.
 
 use crate::cli::ServeArgs;
-use crate::commands::hint;
 use cairn_index::pack::Rollback;
 use cairn_serve::config::{Access, IndexSource, JwtKeyFile, JwtSettings, ServeConfig};
 use cairn_serve::http::HttpOptions;
@@ -13,7 +12,7 @@ const MIN_WATCH_MS: u64 = 100;
 
 /// Serves until SIGTERM or SIGINT.
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
-    config(a).run().map_err(hint)?;
+    config(a).run()?;
     Ok(ExitCode::SUCCESS)
 }
 
