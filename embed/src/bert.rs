@@ -1,11 +1,12 @@
 //! A BERT-family sentence model on candle: mean pooling, L2 normalisation.
 
-use crate::{EmbedError, Embedder, ModelFiles, ModelId};
+use crate::{EmbedError, Embedder, ModelFiles, ModelId, SpanText, SpanVectors};
 use candle_core::{D, DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use rayon::prelude::*;
-use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
+use std::ops::Range;
+use tokenizers::{Encoding, PaddingParams, Tokenizer, TruncationParams};
 
 /// Where the model runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,8 +105,9 @@ impl BertEmbedder {
         })
     }
 
-    /// Runs one padded batch; rows come back in the order given.
-    fn forward(&self, rows: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+    /// Runs one padded batch: each row's token states (`len × dim`, padding
+    /// included) and the attention mask.
+    fn hidden(&self, rows: &[&[u32]]) -> Result<(Tensor, Tensor), EmbedError> {
         let len = rows.iter().map(|r| r.len()).max().unwrap_or(0).max(1);
         let mut ids = Vec::with_capacity(rows.len() * len);
         let mut mask = Vec::with_capacity(rows.len() * len);
@@ -120,6 +122,12 @@ impl BertEmbedder {
         let mask = Tensor::from_vec(mask, shape, &self.device)?;
         let types = ids.zeros_like()?;
         let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        Ok((hidden, mask))
+    }
+
+    /// Runs one padded batch; rows come back in the order given.
+    fn forward(&self, rows: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let (hidden, mask) = self.hidden(rows)?;
         // Mean over real tokens only, then unit length.
         let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
         let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
@@ -132,6 +140,83 @@ impl BertEmbedder {
             .clamp(1e-12, f64::MAX)?;
         Ok(mean.broadcast_div(&norm)?.to_vec2::<f32>()?)
     }
+
+    /// One padded batch pooled per row over the whole text and over each of
+    /// its spans' tokens (a token belongs to a span when its bytes overlap one
+    /// of the span's ranges).
+    fn forward_spans(
+        &self,
+        rows: &[&Encoding],
+        spans: &[&[Vec<Range<usize>>]],
+    ) -> Result<Vec<SpanVectors>, EmbedError> {
+        let ids: Vec<&[u32]> = rows.iter().map(|e| e.get_ids()).collect();
+        let (hidden, _) = self.hidden(&ids)?;
+        let hidden = hidden.to_vec3::<f32>()?;
+        let mut out = Vec::with_capacity(rows.len());
+        for ((enc, states), spans) in rows.iter().zip(&hidden).zip(spans) {
+            let real = &states[..enc.get_ids().len()];
+            let whole = unit_mean(real.iter());
+            let offsets = enc.get_offsets();
+            let parts = spans
+                .iter()
+                .map(|ranges| {
+                    let inside = real.iter().zip(offsets).filter(|(_, (a, b))| {
+                        a < b && ranges.iter().any(|r| *a < r.end && r.start < *b)
+                    });
+                    let picked: Vec<&Vec<f32>> = inside.map(|(h, _)| h).collect();
+                    (!picked.is_empty()).then(|| unit_mean(picked.into_iter()))
+                })
+                .collect();
+            out.push(SpanVectors { whole, parts });
+        }
+        Ok(out)
+    }
+
+    /// The batches `encodings` run in: sorted by length (so padding, and so
+    /// wasted work, stays small), each within [`TOKENS_PER_BATCH`] padded tokens.
+    fn batches(encodings: &[Encoding]) -> Vec<Vec<usize>> {
+        let mut order: Vec<usize> = (0..encodings.len()).collect();
+        order.sort_by_key(|&i| encodings[i].get_ids().len());
+        let mut batches = Vec::new();
+        let mut start = 0;
+        while start < order.len() {
+            let mut end = start;
+            while end < order.len() && end - start < MAX_ROWS {
+                let longest = encodings[order[end]].get_ids().len();
+                if end > start && (end - start + 1) * longest > TOKENS_PER_BATCH {
+                    break;
+                }
+                end += 1;
+            }
+            batches.push(order[start..end].to_vec());
+            start = end;
+        }
+        batches
+    }
+
+    fn encode(&self, texts: &[&str]) -> Result<Vec<Encoding>, EmbedError> {
+        self.tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::Tokenizer(e.to_string()))
+    }
+}
+
+/// The unit-length mean of `states`.
+fn unit_mean<'a>(states: impl Iterator<Item = &'a Vec<f32>>) -> Vec<f32> {
+    let mut sum: Vec<f32> = Vec::new();
+    let mut n = 0usize;
+    for s in states {
+        if sum.is_empty() {
+            sum = vec![0.0; s.len()];
+        }
+        sum.iter_mut().zip(s).for_each(|(a, b)| *a += b);
+        n += 1;
+    }
+    let n = n.max(1) as f32;
+    sum.iter_mut().for_each(|x| *x /= n);
+    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    sum.iter_mut().for_each(|x| *x /= norm);
+    sum
 }
 
 /// sentence-transformers' `max_seq_length` when given, else the position limit (at most 512).
@@ -176,27 +261,8 @@ impl Embedder for BertEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
-        // Sorting by length keeps padding, and so wasted work, small.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| encodings[i].get_ids().len());
-        let mut batches: Vec<&[usize]> = Vec::new();
-        let mut start = 0;
-        while start < order.len() {
-            let mut end = start;
-            while end < order.len() && end - start < MAX_ROWS {
-                let longest = encodings[order[end]].get_ids().len();
-                if end > start && (end - start + 1) * longest > TOKENS_PER_BATCH {
-                    break;
-                }
-                end += 1;
-            }
-            batches.push(&order[start..end]);
-            start = end;
-        }
+        let encodings = self.encode(texts)?;
+        let batches = Self::batches(&encodings);
         // Batches run side by side: candle parallelises its matrix products but
         // not its element-wise kernels (softmax, GELU, layer norm), which would
         // otherwise leave cores idle.
@@ -214,5 +280,30 @@ impl Embedder for BertEmbedder {
             }
         }
         Ok(out)
+    }
+
+    fn embed_spans(&self, items: &[SpanText<'_>]) -> Result<Vec<SpanVectors>, EmbedError> {
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let texts: Vec<&str> = items.iter().map(|t| t.text).collect();
+        let encodings = self.encode(&texts)?;
+        let batches = Self::batches(&encodings);
+        let results: Vec<Result<Vec<SpanVectors>, EmbedError>> = batches
+            .par_iter()
+            .map(|batch| {
+                let rows: Vec<&Encoding> = batch.iter().map(|&i| &encodings[i]).collect();
+                let spans: Vec<&[Vec<Range<usize>>]> =
+                    batch.iter().map(|&i| items[i].spans.as_slice()).collect();
+                self.forward_spans(&rows, &spans)
+            })
+            .collect();
+        let mut out: Vec<Option<SpanVectors>> = (0..items.len()).map(|_| None).collect();
+        for (batch, vectors) in batches.iter().zip(results) {
+            for (&i, v) in batch.iter().zip(vectors?) {
+                out[i] = Some(v);
+            }
+        }
+        Ok(out.into_iter().flatten().collect())
     }
 }

@@ -240,6 +240,37 @@ mod tests {
         assert!(e.count_tokens(&long).expect("count") > 64);
     }
 
+    /// Late chunking's pass gives each text the vector `embed` gives, and each
+    /// span a unit vector pooled from the tokens inside it.
+    #[test]
+    fn spans_pool_their_tokens_from_the_same_pass() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_tiny_bert(dir.path()).expect("fixture");
+        let files = ModelSpec::Dir(dir.path().to_owned())
+            .locate()
+            .expect("files");
+        let e = BertEmbedder::load(&files, DevicePref::Cpu).expect("load");
+        let text = "fit the model\nlight curve data";
+        let items = [crate::SpanText {
+            text,
+            spans: vec![vec![0..13], vec![14..text.len()], vec![0..0]],
+        }];
+        let got = e.embed_spans(&items).expect("spans");
+        let plain = e.embed(&[text]).expect("embed");
+        let cos = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+        assert!(cos(&got[0].whole, &plain[0]) > 0.9999);
+        let first = got[0].parts[0].as_ref().expect("tokens in 0..13");
+        let second = got[0].parts[1].as_ref().expect("tokens in the second line");
+        for v in [first, second] {
+            assert!((cos(v, v) - 1.0).abs() < 1e-4);
+        }
+        assert!(
+            cos(first, second) < 0.9999,
+            "different tokens, different vectors"
+        );
+        assert_eq!(got[0].parts[2], None, "an empty range pools nothing");
+    }
+
     #[test]
     fn missing_files_say_what_to_do() {
         let dir = tempfile::tempdir().expect("tempdir");

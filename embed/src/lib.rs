@@ -87,4 +87,29 @@ pub trait Embedder: Send + Sync {
     /// One unit vector per text, in order. Texts longer than
     /// [`ModelId::max_tokens`] are truncated.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    /// For each text, in order, its vector and one vector per span, all from
+    /// one forward pass ("late chunking"): a span's vector is the unit-length
+    /// mean of the token states whose bytes fall in its ranges, so it carries
+    /// the whole text's context. A span none of whose tokens survived
+    /// truncation gets `None`.
+    fn embed_spans(&self, items: &[SpanText<'_>]) -> Result<Vec<SpanVectors>, EmbedError>;
+}
+
+/// A text and the spans of it to pool on their own.
+#[derive(Clone, Debug)]
+pub struct SpanText<'a> {
+    /// The text, as [`Embedder::embed`] would take it.
+    pub text: &'a str,
+    /// Each span: the byte ranges of `text` whose tokens it pools.
+    pub spans: Vec<Vec<std::ops::Range<usize>>>,
+}
+
+/// What [`Embedder::embed_spans`] gives for one text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpanVectors {
+    /// The whole text's vector (what [`Embedder::embed`] gives).
+    pub whole: Vec<f32>,
+    /// One per span, in order.
+    pub parts: Vec<Option<Vec<f32>>>,
 }

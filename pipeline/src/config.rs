@@ -480,6 +480,28 @@ pub struct BuildSettings {
     pub subchunk_overlap_lines: u32,
     /// Sections shorter than this are merged with their neighbours into one subchunk.
     pub subchunk_min_lines: u32,
+    /// How subchunk vectors are made. Left out of the serialized settings
+    /// when independent, so indexes built before this setting keep their version.
+    #[serde(skip_serializing_if = "SubchunkVectors::is_independent")]
+    pub subchunk_vectors: SubchunkVectors,
+}
+
+/// How a subchunk gets its vector.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SubchunkVectors {
+    /// Its own text (with its header) through the model.
+    #[default]
+    Independent,
+    /// Pooled from its chunk's forward pass: the header's and its lines'
+    /// token states ("late chunking"), so it carries the chunk's context.
+    Late,
+}
+
+impl SubchunkVectors {
+    fn is_independent(&self) -> bool {
+        *self == SubchunkVectors::Independent
+    }
 }
 
 impl Default for BuildSettings {
@@ -494,6 +516,7 @@ impl Default for BuildSettings {
             subchunk_max_lines: 10,
             subchunk_overlap_lines: 1,
             subchunk_min_lines: 3,
+            subchunk_vectors: SubchunkVectors::default(),
         }
     }
 }

@@ -97,3 +97,30 @@ fn a_part_with_impossible_shard_numbers_is_refused() {
     assert!(matches!(err, BuildError::Part(_)), "{err}");
     assert!(err.to_string().contains("does not fit"), "{err}");
 }
+
+/// Late-chunked subchunk vectors: a version of their own, vectors unlike the
+/// independent ones, every file verified, and a rebuild served from the cache.
+#[test]
+fn late_chunked_subchunks_build_and_rebuild_from_the_cache() {
+    let s = sandbox();
+    let independent = build(&s.options("independent"), &Silent).expect("build");
+    std::fs::write(s.path("config/build.yaml"), "subchunk_vectors: late\n").expect("settings");
+    let late = build(&s.options("late"), &Silent).expect("late build");
+    assert_ne!(late.index_version, independent.index_version);
+    assert_eq!(late.chunks, independent.chunks);
+    let report = cairn_index::verify(&IndexRoot::new(s.path("late"))).expect("verify");
+    assert!(report.ok(), "{:?}", report.problems);
+    assert_eq!(
+        file(&s.path("late"), "vectors.f32"),
+        file(&s.path("independent"), "vectors.f32"),
+        "chunk vectors are the same pass"
+    );
+    assert_ne!(
+        file(&s.path("late"), "subchunks.f32"),
+        file(&s.path("independent"), "subchunks.f32")
+    );
+    std::fs::remove_dir_all(s.path("late")).expect("rm");
+    let again = build(&s.options("late"), &Silent).expect("rebuild");
+    assert_eq!(again.index_version, late.index_version);
+    assert_eq!(again.embedded, 0, "every row from the cache");
+}

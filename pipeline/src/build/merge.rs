@@ -2,7 +2,8 @@
 //! against the config and the others, then published exactly as a
 //! single-machine build would (same `index_version`).
 
-use super::stages::{Assembled, Embedded, RepoDocs, publish, unchanged};
+use super::embed::Embedded;
+use super::stages::{Assembled, RepoDocs, publish, unchanged};
 use super::*;
 
 fn mismatch(m: String) -> BuildError {

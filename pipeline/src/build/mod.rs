@@ -5,6 +5,7 @@
 //! version's files are written by `cairn_index::VersionBuilder`; nothing here
 //! knows the format.
 
+mod embed;
 mod merge;
 mod shard;
 mod stages;
@@ -13,7 +14,8 @@ pub use merge::merge;
 pub use shard::{ShardSummary, build_shard};
 pub use stages::chunk_limits;
 
-use stages::{Assembled, chunk_repos, embed_all, model_info, publish, sync_all, unchanged};
+use embed::embed_all;
+use stages::{Assembled, chunk_repos, model_info, publish, sync_all, unchanged};
 
 use crate::chunk::{ChunkDraft, ChunkLimits, chunk_document};
 use crate::config::{
@@ -249,7 +251,8 @@ pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummar
     if let Some(done) = unchanged(&root, &version, &set, opts.keep, started, reporter)? {
         return Ok(done);
     }
-    let embedded = embed_all(&set, &embedder, &opts.cache, reporter)?;
+    let mode = plan.settings.subchunk_vectors;
+    let embedded = embed_all(&set, &embedder, mode, &opts.cache, reporter)?;
     let summary = publish(
         &root, opts.keep, &plan, &set, &version, &embedded, started, reporter,
     )?;

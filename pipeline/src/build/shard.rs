@@ -1,7 +1,8 @@
 //! One shard of a build: every `count`-th repository, synced, chunked and
 //! embedded into a part folder that [`super::merge`] publishes with the others.
 
-use super::stages::{Assembled, chunk_repos, embed_all, model_info, sync_all};
+use super::embed::embed_all;
+use super::stages::{Assembled, chunk_repos, model_info, sync_all};
 use super::*;
 
 /// What `build_shard` wrote.
@@ -48,7 +49,8 @@ pub fn build_shard(
     };
     let drafts = chunk_repos(&repos, &plan.settings, &embedder, reporter)?;
     let set = Assembled::new(repos, drafts, model_info(&embedder));
-    let embedded = embed_all(&set, &embedder, &opts.cache, reporter)?;
+    let mode = plan.settings.subchunk_vectors;
+    let embedded = embed_all(&set, &embedder, mode, &opts.cache, reporter)?;
     let mut next = 0;
     let part_repos: Vec<PartRepo> = set
         .repos

@@ -2,6 +2,7 @@
 //! documents, assemble the documents and their bytes, embed what the cache
 //! lacks, and publish through `cairn_index::VersionBuilder`.
 
+use super::embed::Embedded;
 use super::*;
 
 pub(super) struct RepoDocs {
@@ -258,23 +259,6 @@ impl Assembled {
         IndexVersion::from_digest(&cairn_index::sha256_hex(&bytes))
     }
 
-    /// What the model sees and how many tokens it takes, row by row: each
-    /// chunk, then its subchunks ([`ChunkDraft::embedded_rows`]).
-    pub(super) fn embed_rows(&self) -> Vec<(String, u32)> {
-        let mut out = Vec::new();
-        for (d, chunks) in self.drafts.iter().enumerate() {
-            let doc = &self.docs[d];
-            for row in order(chunks, |c| &c.subchunks) {
-                let (title, text, tokens) = match row {
-                    Row::Chunk(c) => (&c.title, &c.text, c.tokens),
-                    Row::Subchunk(s) => (&s.title, &s.text, s.tokens),
-                };
-                out.push((embed_text(doc, title, text), self.model_tokens(tokens)));
-            }
-        }
-        out
-    }
-
     /// Tokens the model reads for a text of `text_tokens`: with its header, within the limit.
     pub(super) fn model_tokens(&self, text_tokens: usize) -> u32 {
         (text_tokens + HEADER_TOKENS).min(self.model.max_tokens) as u32
@@ -314,76 +298,6 @@ pub(super) fn model_info(e: &dyn Embedder) -> ModelInfo {
         max_tokens: m.max_tokens,
         weights_sha256: m.weights_sha256.clone(),
     }
-}
-
-/// Every row's vector ([`ChunkDraft::embedded_rows`]), and the cache to save them to.
-pub(super) struct Embedded {
-    pub(super) vectors: Rows,
-    pub(super) stats: PartStats,
-    pub(super) cache: Option<(EmbedCache, Vec<TextKey>)>,
-}
-
-impl Embedded {
-    /// The cache only matters for the next build; failing to save it loses nothing published.
-    pub(super) fn save_cache(&self, reporter: &dyn Reporter) {
-        if let Some((cache, keys)) = &self.cache
-            && let Err(e) = cache.save(keys.iter().zip(self.vectors.iter()))
-        {
-            reporter.note(&format!("could not save the embedding cache: {e}"));
-        }
-    }
-}
-
-/// Embeds every chunk whose text is not in the cache, each distinct text once.
-pub(super) fn embed_all(
-    set: &Assembled,
-    embedder: &dyn Embedder,
-    cache_dir: &Path,
-    reporter: &dyn Reporter,
-) -> Result<Embedded, BuildError> {
-    let (texts, tokens): (Vec<String>, Vec<u32>) = set.embed_rows().into_iter().unzip();
-    let keys: Vec<TextKey> = texts.iter().map(|t| text_key(t)).collect();
-    let cache = EmbedCache::open(cache_dir, &set.model.weights_sha256, set.model.dim);
-    let mut todo: Vec<usize> = (0..keys.len())
-        .filter(|&i| cache.get(&keys[i]).is_none())
-        .collect();
-    let mut seen = std::collections::HashSet::new();
-    todo.retain(|&i| seen.insert(keys[i]));
-    reporter.stage("embedding chunks and subchunks", Some(todo.len() as u64));
-    let started = Instant::now();
-    let mut fresh: std::collections::HashMap<TextKey, Vec<f32>> = std::collections::HashMap::new();
-    for batch in todo.chunks(EMBED_CALL) {
-        let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i].as_str()).collect();
-        for (&i, v) in batch.iter().zip(embedder.embed(&batch_texts)?) {
-            fresh.insert(keys[i], v);
-        }
-        reporter.advance(batch.len() as u64);
-    }
-    let embed_seconds = started.elapsed().as_secs_f64();
-    reporter.finish(&format!(
-        "embedded {} chunks and subchunks ({} from cache) in {embed_seconds:.1}s",
-        todo.len(),
-        keys.len() - todo.len()
-    ));
-    let mut vectors = Rows::new(set.model.dim);
-    for k in &keys {
-        vectors.push(
-            fresh
-                .get(k)
-                .or_else(|| cache.get(k))
-                .map_or(&[], Vec::as_slice),
-        );
-    }
-    Ok(Embedded {
-        vectors,
-        stats: PartStats {
-            embedded: todo.len(),
-            cached: keys.len() - todo.len(),
-            embedded_tokens: todo.iter().map(|&i| u64::from(tokens[i])).sum(),
-            embed_seconds,
-        },
-        cache: Some((cache, keys)),
-    })
 }
 
 /// The summary of a build whose version is already published (nothing is written).
