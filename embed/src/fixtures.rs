@@ -208,14 +208,20 @@ mod tests {
     use super::*;
     use crate::{BertEmbedder, DevicePref, Embedder, ModelSpec};
 
-    #[test]
-    fn tiny_model_embeds_unit_vectors() {
+    /// The tiny model, loaded from a temp folder (kept alive by the caller).
+    fn tiny() -> (tempfile::TempDir, BertEmbedder) {
         let dir = tempfile::tempdir().expect("tempdir");
         write_tiny_bert(dir.path()).expect("fixture");
         let files = ModelSpec::Dir(dir.path().to_owned())
             .locate()
             .expect("files");
         let e = BertEmbedder::load(&files, DevicePref::Cpu).expect("load");
+        (dir, e)
+    }
+
+    #[test]
+    fn tiny_model_embeds_unit_vectors() {
+        let (_dir, e) = tiny();
         assert_eq!(e.model().dim, HIDDEN);
         assert_eq!(e.model().max_tokens, 64);
         let long = "model fit ".repeat(200);
@@ -244,12 +250,7 @@ mod tests {
     /// span a unit vector pooled from the tokens inside it.
     #[test]
     fn spans_pool_their_tokens_from_the_same_pass() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        write_tiny_bert(dir.path()).expect("fixture");
-        let files = ModelSpec::Dir(dir.path().to_owned())
-            .locate()
-            .expect("files");
-        let e = BertEmbedder::load(&files, DevicePref::Cpu).expect("load");
+        let (_dir, e) = tiny();
         let text = "fit the model\nlight curve data";
         let items = [crate::SpanText {
             text,
