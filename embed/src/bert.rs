@@ -194,6 +194,26 @@ impl BertEmbedder {
         batches
     }
 
+    /// Runs `run` on every batch of `encodings` and returns its results in
+    /// the texts' order. Batches run side by side: candle parallelises its
+    /// matrix products but not its element-wise kernels (softmax, GELU, layer
+    /// norm), which would otherwise leave cores idle.
+    fn in_batches<T: Send>(
+        &self,
+        encodings: &[Encoding],
+        run: impl Fn(&[usize]) -> Result<Vec<T>, EmbedError> + Sync,
+    ) -> Result<Vec<T>, EmbedError> {
+        let batches = Self::batches(encodings);
+        let results: Vec<Result<Vec<T>, EmbedError>> = batches.par_iter().map(|b| run(b)).collect();
+        let mut out: Vec<Option<T>> = (0..encodings.len()).map(|_| None).collect();
+        for (batch, values) in batches.iter().zip(results) {
+            for (&i, v) in batch.iter().zip(values?) {
+                out[i] = Some(v);
+            }
+        }
+        Ok(out.into_iter().flatten().collect())
+    }
+
     fn encode(&self, texts: &[&str]) -> Result<Vec<Encoding>, EmbedError> {
         self.tokenizer
             .encode_batch(texts.to_vec(), true)
@@ -262,24 +282,10 @@ impl Embedder for BertEmbedder {
             return Ok(Vec::new());
         }
         let encodings = self.encode(texts)?;
-        let batches = Self::batches(&encodings);
-        // Batches run side by side: candle parallelises its matrix products but
-        // not its element-wise kernels (softmax, GELU, layer norm), which would
-        // otherwise leave cores idle.
-        let results: Vec<Result<Vec<Vec<f32>>, EmbedError>> = batches
-            .par_iter()
-            .map(|batch| {
-                let rows: Vec<&[u32]> = batch.iter().map(|&i| encodings[i].get_ids()).collect();
-                self.forward(&rows)
-            })
-            .collect();
-        let mut out = vec![Vec::new(); texts.len()];
-        for (batch, vectors) in batches.iter().zip(results) {
-            for (&i, v) in batch.iter().zip(vectors?) {
-                out[i] = v;
-            }
-        }
-        Ok(out)
+        self.in_batches(&encodings, |batch| {
+            let rows: Vec<&[u32]> = batch.iter().map(|&i| encodings[i].get_ids()).collect();
+            self.forward(&rows)
+        })
     }
 
     fn embed_spans(&self, items: &[SpanText<'_>]) -> Result<Vec<SpanVectors>, EmbedError> {
@@ -288,22 +294,11 @@ impl Embedder for BertEmbedder {
         }
         let texts: Vec<&str> = items.iter().map(|t| t.text).collect();
         let encodings = self.encode(&texts)?;
-        let batches = Self::batches(&encodings);
-        let results: Vec<Result<Vec<SpanVectors>, EmbedError>> = batches
-            .par_iter()
-            .map(|batch| {
-                let rows: Vec<&Encoding> = batch.iter().map(|&i| &encodings[i]).collect();
-                let spans: Vec<&[Vec<Range<usize>>]> =
-                    batch.iter().map(|&i| items[i].spans.as_slice()).collect();
-                self.forward_spans(&rows, &spans)
-            })
-            .collect();
-        let mut out: Vec<Option<SpanVectors>> = (0..items.len()).map(|_| None).collect();
-        for (batch, vectors) in batches.iter().zip(results) {
-            for (&i, v) in batch.iter().zip(vectors?) {
-                out[i] = Some(v);
-            }
-        }
-        Ok(out.into_iter().flatten().collect())
+        self.in_batches(&encodings, |batch| {
+            let rows: Vec<&Encoding> = batch.iter().map(|&i| &encodings[i]).collect();
+            let spans: Vec<&[Vec<Range<usize>>]> =
+                batch.iter().map(|&i| items[i].spans.as_slice()).collect();
+            self.forward_spans(&rows, &spans)
+        })
     }
 }
