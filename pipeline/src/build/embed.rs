@@ -48,6 +48,7 @@ struct RowPlan {
 struct LateChunk {
     text: String,
     tokens: u32,
+    lines: Option<ChunkLines>,
     spans: Vec<Vec<Range<usize>>>,
 }
 
@@ -61,30 +62,47 @@ fn late_key(text: &str, span: &[Range<usize>]) -> TextKey {
     text_key(&format!("late-v1\0{}\0{text}", ranges.join(",")))
 }
 
-/// The byte ranges of `embedded` (a chunk's header then its text) whose
-/// tokens a subchunk pools: the header, and the subchunk's lines within the
-/// chunk. `None` when the chunk's text does not split into its span's lines.
-fn span_ranges(
-    embedded: &str,
-    chunk: &ChunkDraft,
-    sub: &SubchunkDraft,
-) -> Option<Vec<Range<usize>>> {
-    let header = embedded.len().checked_sub(chunk.text.len())?;
-    let mut starts = vec![0usize];
-    starts.extend(chunk.text.match_indices('\n').map(|(i, _)| i + 1));
-    if starts.len() as u32 != chunk.span.end - chunk.span.start + 1 {
-        return None;
+/// Where a chunk's lines start in the text the model sees (its header, then
+/// its text), found once per chunk for all its subchunks.
+struct ChunkLines {
+    header: usize,
+    starts: Vec<usize>,
+    first: u32,
+    last: u32,
+    text_len: usize,
+}
+
+impl ChunkLines {
+    /// `None` when the chunk's text does not split into its span's lines.
+    fn of(embedded: &str, chunk: &ChunkDraft) -> Option<Self> {
+        let header = embedded.len().checked_sub(chunk.text.len())?;
+        let mut starts = vec![0usize];
+        starts.extend(chunk.text.match_indices('\n').map(|(i, _)| i + 1));
+        (starts.len() as u32 == chunk.span.end - chunk.span.start + 1).then_some(Self {
+            header,
+            starts,
+            first: chunk.span.start,
+            last: chunk.span.end,
+            text_len: chunk.text.len(),
+        })
     }
-    let first = sub.span.start.max(chunk.span.start);
-    let last = sub.span.end.min(chunk.span.end);
-    if first > last {
-        return None;
+
+    /// The byte ranges whose tokens `sub` pools: the header, and the lines
+    /// it shares with the chunk (`None` when it shares none).
+    fn ranges(&self, sub: &SubchunkDraft) -> Option<Vec<Range<usize>>> {
+        let first = sub.span.start.max(self.first);
+        let last = sub.span.end.min(self.last);
+        if first > last {
+            return None;
+        }
+        let a = self.starts[(first - self.first) as usize];
+        let b = self
+            .starts
+            .get((last - self.first + 1) as usize)
+            .map_or(self.text_len, |next| next - 1);
+        let h = self.header;
+        Some(vec![0..h, h + a..h + b])
     }
-    let a = starts[(first - chunk.span.start) as usize];
-    let b = starts
-        .get((last - chunk.span.start + 1) as usize)
-        .map_or(chunk.text.len(), |next| next - 1);
-    Some(vec![0..header, header + a..header + b])
 }
 
 /// Each row's plan, in row order ([`cairn_index::rows`]), and the chunks to
@@ -93,11 +111,9 @@ fn plan_rows(set: &Assembled, mode: SubchunkVectors) -> (Vec<RowPlan>, Vec<LateC
     let (mut rows, mut late) = (Vec::new(), Vec::<LateChunk>::new());
     for (d, chunks) in set.drafts.iter().enumerate() {
         let doc = &set.docs[d];
-        let mut current: Option<&ChunkDraft> = None;
         for row in order(chunks, |c| &c.subchunks) {
-            let plan = match (row, mode, current) {
-                (Row::Chunk(c), _, _) => {
-                    current = Some(c);
+            let plan = match (row, mode) {
+                (Row::Chunk(c), _) => {
                     let text = embed_text(doc, &c.title, &c.text);
                     let tokens = set.model_tokens(c.tokens);
                     let key = text_key(&text);
@@ -105,6 +121,7 @@ fn plan_rows(set: &Assembled, mode: SubchunkVectors) -> (Vec<RowPlan>, Vec<LateC
                         SubchunkVectors::Independent => Job::Text(text),
                         SubchunkVectors::Late => {
                             late.push(LateChunk {
+                                lines: ChunkLines::of(&text, c),
                                 text,
                                 tokens,
                                 spans: Vec::new(),
@@ -117,9 +134,9 @@ fn plan_rows(set: &Assembled, mode: SubchunkVectors) -> (Vec<RowPlan>, Vec<LateC
                     };
                     RowPlan { key, tokens, job }
                 }
-                (Row::Subchunk(s), SubchunkVectors::Late, Some(c)) => {
+                (Row::Subchunk(s), SubchunkVectors::Late) => {
                     let lc = late.len() - 1;
-                    match span_ranges(&late[lc].text, c, s) {
+                    match late[lc].lines.as_ref().and_then(|l| l.ranges(s)) {
                         Some(ranges) => {
                             let key = late_key(&late[lc].text, &ranges);
                             late[lc].spans.push(ranges);
@@ -135,7 +152,7 @@ fn plan_rows(set: &Assembled, mode: SubchunkVectors) -> (Vec<RowPlan>, Vec<LateC
                         None => independent(set, doc, s),
                     }
                 }
-                (Row::Subchunk(s), _, _) => independent(set, doc, s),
+                (Row::Subchunk(s), SubchunkVectors::Independent) => independent(set, doc, s),
             };
             rows.push(plan);
         }
@@ -201,12 +218,13 @@ pub(super) fn embed_all(
         reporter.advance(batch.len() as u64);
     }
     // The late rows' keys, by chunk, so each pooled vector lands on its row.
-    let mut late_keys: HashMap<(usize, Option<usize>), TextKey> = HashMap::new();
-    for r in &rows {
-        if let Job::Late { chunk, span } = r.job {
-            late_keys.insert((chunk, span), r.key);
-        }
-    }
+    let late_keys: HashMap<(usize, Option<usize>), TextKey> = rows
+        .iter()
+        .filter_map(|r| match r.job {
+            Job::Late { chunk, span } => Some(((chunk, span), r.key)),
+            _ => None,
+        })
+        .collect();
     for batch in run_late.chunks(EMBED_CALL) {
         let items: Vec<SpanText<'_>> = batch
             .iter()
@@ -290,22 +308,19 @@ mod tests {
         let c = chunk(10, "alpha\nbeta\ngamma");
         let embedded = format!("repo path\n{}", c.text);
         let h = embedded.len() - c.text.len();
-        let r = span_ranges(&embedded, &c, &sub(11, 12)).expect("inside");
+        let lines = ChunkLines::of(&embedded, &c).expect("lines");
+        let r = lines.ranges(&sub(11, 12)).expect("inside");
         assert_eq!(r, [0..h, h + 6..h + 16]);
         assert_eq!(&embedded[r[1].clone()], "beta\ngamma");
         // Crossing the chunk's end: only the lines it shares.
-        let r = span_ranges(&embedded, &c, &sub(12, 20)).expect("overlaps");
+        let r = lines.ranges(&sub(12, 20)).expect("overlaps");
         assert_eq!(&embedded[r[1].clone()], "gamma");
-        assert_eq!(
-            span_ranges(&embedded, &c, &sub(20, 25)),
-            None,
-            "no shared line"
-        );
+        assert_eq!(lines.ranges(&sub(20, 25)), None, "no shared line");
         // A text that does not split into the span's lines is not guessed at.
         let odd = ChunkDraft {
             text: "one line with\nan inner newline\nand more".to_owned(),
             ..chunk(1, "a\nb")
         };
-        assert_eq!(span_ranges(&odd.text, &odd, &sub(1, 1)), None);
+        assert!(ChunkLines::of(&odd.text, &odd).is_none());
     }
 }
