@@ -1,7 +1,7 @@
 //! `cairn build`: a whole build, one shard of it, or a merge of shards.
 
 use crate::cli::BuildArgs;
-use crate::commands::{flag_hint, print_json, status};
+use crate::commands::{print_json, report_error, status};
 use crate::progress;
 use cairn_pipeline::{BuildError, BuildOptions, Shard};
 use std::process::ExitCode;
@@ -62,9 +62,6 @@ pub fn run(a: BuildArgs) -> anyhow::Result<ExitCode> {
 /// Reports a failed build: 2 for bad configuration, 1 otherwise.
 fn failed(e: BuildError) -> ExitCode {
     let code = e.exit_code();
-    eprintln!("error: {e}");
-    if let Some(flag) = flag_hint(&e) {
-        eprintln!("hint: {flag}");
-    }
+    report_error(&e);
     ExitCode::from(code)
 }

@@ -58,10 +58,19 @@ pub fn flag_hint(error: &(dyn std::error::Error + 'static)) -> Option<&'static s
     None
 }
 
-/// Prints a failed command's error, and the flag that fixes it, if any.
+/// Prints a failed command's error (its whole chain), and the flag that fixes it, if any.
 pub fn report(error: &anyhow::Error) {
-    eprintln!("error: {error:#}");
-    if let Some(flag) = error.chain().find_map(flag_hint) {
+    say(&format!("{error:#}"), error.chain().find_map(flag_hint));
+}
+
+/// Prints a library error whose message already names its causes, and the flag that fixes it.
+pub fn report_error(error: &(dyn std::error::Error + 'static)) {
+    say(&error.to_string(), flag_hint(error));
+}
+
+fn say(message: &str, flag: Option<&str>) {
+    eprintln!("error: {message}");
+    if let Some(flag) = flag {
         eprintln!("hint: {flag}");
     }
 }
