@@ -214,6 +214,9 @@ pub struct RetrieveArgs {
     /// `START:END`, 1-based and inclusive.
     #[arg(long, default_value = "1:400")]
     pub lines: String,
+    /// The file's exact bytes even for a notebook (by default a notebook shows its cells).
+    #[arg(long)]
+    pub raw: bool,
     #[command(flatten)]
     pub open: OpenArgs,
     /// Print the API's JSON.

@@ -2,7 +2,8 @@
 //! version folder.
 //!
 //! What lives here: the identifiers ([`DocId`], [`LineSpan`], [`IndexVersion`]),
-//! the [`LineIndex`] of a file, the [`Manifest`], the doc registry and chunk
+//! the [`LineIndex`] of a file, a notebook's cells mapped to its raw lines
+//! ([`notebook`]), the [`Manifest`], the doc registry and chunk
 //! and subchunk records, the tantivy schema and its code-aware analyzer, the flat vector
 //! file and its one row order ([`rows`]), filling a version ([`builder`]) and
 //! atomically publishing it ([`layout`]),
@@ -16,6 +17,7 @@ pub mod ids;
 pub mod layout;
 pub mod lines;
 pub mod manifest;
+pub mod notebook;
 pub mod pack;
 pub mod records;
 pub mod rows;

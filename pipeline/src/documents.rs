@@ -379,7 +379,7 @@ pub fn language(path: &str) -> &'static str {
         "md" | "markdown" => "markdown",
         "rst" => "rst",
         "tex" => "latex",
-        "ipynb" => "notebook",
+        "ipynb" => cairn_index::notebook::LANGUAGE,
         "yml" | "yaml" => "yaml",
         "toml" => "toml",
         "json" => "json",

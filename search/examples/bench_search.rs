@@ -7,7 +7,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use cairn_embed::DevicePref;
-use cairn_search::{Engine, EngineOptions, SearchRequest};
+use cairn_search::{Engine, EngineOptions, SearchRequest, SpanRequest};
 use std::time::Instant;
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
@@ -72,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut retrieve_ms = Vec::new();
     for (doc, s, e) in hits.iter().cycle().take(5000) {
         let t = Instant::now();
-        engine.retrieve(doc, (*s).into(), (*e).into(), None)?;
+        engine.retrieve(&SpanRequest::lines(doc, (*s).into(), (*e).into()), None)?;
         retrieve_ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
     search_ms.sort_by(f64::total_cmp);

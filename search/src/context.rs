@@ -2,11 +2,12 @@
 //! token budget → numbered, cited passages that fit the budget, counted with
 //! the tokenizer of the model the bot prompts (tiktoken's BPE, not 4 chars a token).
 //!
-//! Passages are the search hits' exact lines, cut at line boundaries when the
-//! budget runs out; a hit whose evidence is under the threshold never enters.
+//! Passages are the search hits' lines as retrieve gives them (a notebook's
+//! cells unless `raw`), so the budget counts what the bot will read; they are
+//! cut at line boundaries when it runs out, and a hit whose evidence is under
+//! the threshold never enters.
 
-use crate::{Engine, Filters, Mode, SearchError, SearchRequest, invalid};
-use cairn_index::LineSpan;
+use crate::{Engine, Filters, Mode, SearchError, SearchRequest, SpanRequest, TextFormat, invalid};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -21,7 +22,7 @@ pub const DEFAULT_CONTEXT_THRESHOLD: f32 = 0.3;
 /// Most chat messages accepted.
 pub const MAX_MESSAGES: usize = 100;
 /// A passage cut to fewer lines than this is left out rather than shown as a stub.
-const MIN_PASSAGE_LINES: u32 = 3;
+const MIN_PASSAGE_LINES: usize = 3;
 
 /// Which BPE counts the budget.
 #[derive(
@@ -94,6 +95,8 @@ pub struct ContextRequest {
     pub mode: Mode,
     /// The BPE that counts the budget.
     pub tokenizer: TokenizerName,
+    /// Passages as the exact bytes even for notebooks (default: a notebook's cells).
+    pub raw: bool,
     /// The caller's access groups (None: a trusted caller).
     pub groups: Option<Vec<String>>,
     /// When the answer stops being wanted (see [`crate::SearchRequest::deadline`]).
@@ -113,6 +116,8 @@ pub struct Citation {
     pub end_line: u32,
     /// The hit was cut to fit the budget.
     pub truncated: bool,
+    /// The form its text is in (a notebook's cells, or raw lines).
+    pub text_format: TextFormat,
     /// On the default branch.
     pub github_url: String,
     /// On the exact commit.
@@ -175,13 +180,7 @@ fn passage_header(n: usize, doc_id: &str, start: u32, end: u32, link: &str) -> S
 
 /// Wraps lines in a fence longer than any backtick run inside them.
 fn fenced(text: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in text.chars() {
-        run = if c == '`' { run + 1 } else { 0 };
-        longest = longest.max(run);
-    }
-    let fence = "`".repeat(longest.max(2) + 1);
+    let fence = cairn_index::notebook::fence_for(text.lines());
     let body = text.strip_suffix('\n').unwrap_or(text);
     format!("{fence}\n{body}\n{fence}\n")
 }
@@ -230,57 +229,72 @@ impl Engine {
             .iter()
             .filter(|h| crate::engine::evidence(h, found.mode) >= threshold);
         for hit in strong {
-            let Ok(lines) = self.retrieve(
-                &hit.doc_id,
+            let asked = SpanRequest::lines(
+                hit.doc_id.as_str(),
                 i64::from(hit.start_line),
                 i64::from(hit.end_line),
-                req.groups.as_deref(),
-            ) else {
+            )
+            .raw(req.raw);
+            let Ok(mut shown) = self.retrieve(&asked, req.groups.as_deref()) else {
                 continue;
             };
             let n = citations.len() + 1;
-            let all: Vec<&str> = lines.text.split_inclusive('\n').collect();
-            // Longest prefix of whole lines that fits what is left of the budget.
-            let mut keep = all.len();
             let piece = loop {
-                let span = LineSpan {
-                    start: lines.start_line,
-                    end: lines.start_line + keep as u32 - 1,
-                };
-                // The link cites the lines the passage shows, cut or not.
-                let links = self.span_links(&hit.doc_id, span);
+                // The header cites the lines the passage shows, cut or not.
                 let text = format!(
                     "{}{}",
-                    passage_header(n, &hit.doc_id, span.start, span.end, &links.1),
-                    fenced(&all[..keep].concat())
+                    passage_header(
+                        n,
+                        &shown.doc_id,
+                        shown.start_line,
+                        shown.end_line,
+                        &shown.permalink
+                    ),
+                    fenced(&shown.text)
                 );
                 let cost = tok.count(&text);
                 if used + cost <= budget {
-                    break Some((text, cost, span, links));
+                    break Some((text, cost));
                 }
-                if keep as u32 <= MIN_PASSAGE_LINES {
+                let lines = shown.text.lines().count();
+                if lines <= MIN_PASSAGE_LINES {
                     break None;
                 }
-                // Shrink in proportion to the overshoot, at least one line at a time.
+                // Keep a prefix of the lines in proportion to the overshoot; the
+                // span ends on the line the last kept one stands for, at least
+                // one raw line shorter each round.
                 let ratio = (budget - used) as f64 / cost as f64;
-                keep = ((keep as f64 * ratio) as usize)
-                    .min(keep - 1)
-                    .max(MIN_PASSAGE_LINES as usize);
+                let keep = ((lines as f64 * ratio) as usize).clamp(1, lines - 1);
+                let end = shown.line_number(keep - 1).min(shown.end_line - 1);
+                if end < shown.start_line {
+                    break None;
+                }
+                let fewer = SpanRequest::lines(
+                    hit.doc_id.as_str(),
+                    i64::from(shown.start_line),
+                    i64::from(end),
+                )
+                .raw(req.raw);
+                match self.retrieve(&fewer, req.groups.as_deref()) {
+                    Ok(r) => shown = r,
+                    Err(_) => break None,
+                }
             };
-            let Some((text, cost, span, (github_url, permalink))) = piece else {
+            let Some((text, cost)) = piece else {
                 continue;
             };
             block.push_str(&text);
             used += cost;
             citations.push(Citation {
                 n,
-                doc_id: hit.doc_id.clone(),
-                start_line: span.start,
-                end_line: span.end,
-                truncated: span.end < hit.end_line,
-                github_url,
-                permalink,
-                content_sha256: hit.content_sha256.clone(),
+                truncated: shown.end_line < hit.end_line,
+                doc_id: shown.doc_id,
+                start_line: shown.start_line,
+                end_line: shown.end_line,
+                text_format: shown.text_format,
+                github_url: shown.github_url,
+                permalink: shown.permalink,
+                content_sha256: shown.content_sha256,
             });
         }
         let insufficient_evidence = citations.is_empty();

@@ -2,7 +2,7 @@
 //! the CLI prints them and the MCP tools return them beside the structured
 //! result, so both read the same. Every hit shows its span and both links.
 
-use crate::{RetrieveResponse, SearchResponse, TreeResponse};
+use crate::{RetrieveResponse, SearchResponse, TextFormat, TreeResponse};
 use std::fmt;
 
 impl fmt::Display for SearchResponse {
@@ -52,16 +52,20 @@ impl fmt::Display for RetrieveResponse {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "{}:{}-{} of {} lines{}",
+            "{}:{}-{} of {} lines{}{}",
             self.doc_id,
             self.start_line,
             self.end_line,
             self.total_lines,
-            if self.clamped { " (clamped)" } else { "" }
+            if self.clamped { " (clamped)" } else { "" },
+            match self.text_format {
+                TextFormat::Raw => "",
+                TextFormat::NotebookCells => " (as notebook cells; --raw for the exact lines)",
+            }
         )?;
         writeln!(f, "{}", self.permalink)?;
         for (i, line) in self.text.lines().enumerate() {
-            writeln!(f, "{:6}  {line}", self.start_line as usize + i)?;
+            writeln!(f, "{:6}  {line}", self.line_number(i))?;
         }
         Ok(())
     }

@@ -36,9 +36,28 @@ pub struct SpanRequest {
     /// Last line, inclusive (default: start + 399). At most 400 lines are returned.
     #[serde(default)]
     pub end: Option<i64>,
+    /// The exact bytes of the lines even for a notebook (default false: a
+    /// notebook span comes as its cells, `text_format: notebook-cells`).
+    #[serde(default)]
+    pub raw: bool,
 }
 
 impl SpanRequest {
+    /// The same lines as exact bytes (`raw`) or in the reader's form.
+    pub fn raw(self, raw: bool) -> Self {
+        Self { raw, ..self }
+    }
+
+    /// Lines `start..=end` of `doc_id`, in the reader's form.
+    pub fn lines(doc_id: impl Into<String>, start: i64, end: i64) -> Self {
+        Self {
+            doc_id: doc_id.into(),
+            start: Some(start),
+            end: Some(end),
+            raw: false,
+        }
+    }
+
     /// `start..=end` with the defaults filled in: from line 1, [`MAX_SPAN_LINES`] lines long.
     pub fn span(&self) -> (i64, i64) {
         let start = self.start.unwrap_or(1);
@@ -46,6 +65,42 @@ impl SpanRequest {
             .end
             .unwrap_or_else(|| start.saturating_add(i64::from(MAX_SPAN_LINES) - 1));
         (start, end)
+    }
+}
+
+/// The form a passage's text is in.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum TextFormat {
+    /// The file's lines, byte for byte.
+    #[default]
+    Raw,
+    /// A notebook's cells the span overlaps: decoded sources (markdown as
+    /// markdown, code fenced), one `<!-- cell N: kind -->` line before each,
+    /// outputs left out. The span and its links stay those of the raw lines.
+    NotebookCells,
+}
+
+impl TextFormat {
+    /// The raw line of the file that line `i` (0-based) of a text in this form
+    /// stands for, when the text shows lines from `start` (`raw_lines` is the
+    /// map a notebook's cells carry).
+    pub fn line_number(self, raw_lines: &[u32], start: u32, i: usize) -> u32 {
+        match self {
+            Self::Raw => start.saturating_add(i as u32),
+            Self::NotebookCells => raw_lines.get(i).copied().unwrap_or(start),
+        }
     }
 }
 
@@ -183,6 +238,8 @@ pub struct Hit {
     pub end_line: u32,
     /// The best few lines, query terms marked with `**`.
     pub snippet: String,
+    /// The form the snippet is in (a notebook's cells, or raw lines).
+    pub text_format: TextFormat,
     /// Final score (higher is better).
     pub score: f32,
     /// Its parts.
@@ -234,8 +291,14 @@ pub struct RetrieveResponse {
     pub start_line: u32,
     /// Last line returned.
     pub end_line: u32,
-    /// The lines, byte for byte (line endings kept).
+    /// The lines, byte for byte with line endings kept (`text_format: raw`),
+    /// or for a notebook the cells they hold (`notebook-cells`; ask `raw` for the bytes).
     pub text: String,
+    /// The form `text` is in.
+    pub text_format: TextFormat,
+    /// For `notebook-cells`: the raw line of the file each line of `text` stands for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub raw_lines: Vec<u32>,
     /// Lines in the whole file.
     pub total_lines: u32,
     /// The span asked for ran past the end or over the cap and was cut.
@@ -248,6 +311,14 @@ pub struct RetrieveResponse {
     pub content_sha256: String,
     /// The version answering.
     pub index_version: String,
+}
+
+impl RetrieveResponse {
+    /// The raw line of the file that line `i` (0-based) of `text` stands for.
+    pub fn line_number(&self, i: usize) -> u32 {
+        self.text_format
+            .line_number(&self.raw_lines, self.start_line, i)
+    }
 }
 
 /// One node of the doc_id tree.

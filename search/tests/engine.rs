@@ -5,7 +5,7 @@
 use cairn_embed::DevicePref;
 use cairn_pipeline::fixtures::Sandbox;
 use cairn_pipeline::{Silent, build};
-use cairn_search::{Caller, Code, Engine, EngineOptions, Mode, SearchRequest};
+use cairn_search::{Caller, Code, Engine, EngineOptions, Mode, SearchRequest, SpanRequest};
 
 /// A built index: `alpha` is restricted to group `team-a`, `beta` is public.
 struct Built {
@@ -66,7 +66,10 @@ fn search_retrieve_and_tree_answer_with_exact_lines_and_links() {
     assert!(hit.permalink.contains("#L"), "{}", hit.permalink);
     let lines = b
         .engine
-        .retrieve("science/alpha/alpha/core.py", 1, 1, None)
+        .retrieve(
+            &SpanRequest::lines("science/alpha/alpha/core.py", 1, 1),
+            None,
+        )
         .expect("retrieve");
     assert_eq!(lines.text, "def fit_model(data):\n");
     let tree = b.engine.tree("", 3, 100, None).expect("tree");

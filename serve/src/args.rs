@@ -157,6 +157,9 @@ pub struct ContextArgs {
     /// hybrid (default), bm25 or vector.
     #[serde(default)]
     mode: Option<Mode>,
+    /// Passages as the files' exact bytes even for notebooks (default false: a notebook's cells, which carry more content per token).
+    #[serde(default)]
+    raw: bool,
 }
 
 impl ContextArgs {
@@ -181,6 +184,7 @@ impl ContextArgs {
             threshold: self.threshold,
             mode: self.mode.unwrap_or_default(),
             tokenizer: self.tokenizer.unwrap_or_default(),
+            raw: self.raw,
             groups,
             deadline: Some(deadline),
         }

@@ -14,7 +14,7 @@ use crate::live::LiveIndex;
 use crate::ops::{Call, Input, OPERATIONS, Who};
 use crate::pool::CpuPool;
 use crate::problem::ApiError;
-use cairn_search::{Code, MAX_SPAN_LINES};
+use cairn_search::{Code, MAX_SPAN_LINES, SpanRequest, TextFormat};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -123,29 +123,28 @@ impl CairnMcp {
     }
 }
 
-/// Parses `cairn://doc/{doc_id}?lines=START-END` (lines optional).
-fn parse_doc_uri(uri: &str) -> Option<(String, Option<(i64, i64)>)> {
+/// Parses `cairn://doc/{doc_id}?lines=START-END&raw=true` (both optional).
+fn parse_doc_uri(uri: &str) -> Option<SpanRequest> {
     let rest = uri.strip_prefix(DOC_URI)?;
-    let (id, query) = match rest.split_once('?') {
-        Some((id, q)) => (id, Some(q)),
-        None => (rest, None),
-    };
+    let (id, query) = rest.split_once('?').unwrap_or((rest, ""));
     // Percent-decoded here; the library then refuses any traversal the decoding revealed.
     let id = percent_encoding::percent_decode_str(id)
         .decode_utf8()
         .ok()?
         .into_owned();
-    let lines = match query {
-        None => None,
-        Some(q) => {
-            let v = url::form_urlencoded::parse(q.as_bytes())
-                .find(|(k, _)| k == "lines")
-                .map(|(_, v)| v.into_owned())?;
-            let (a, b) = v.split_once('-').unwrap_or((&v, &v));
-            Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+    let mut span = SpanRequest::lines(id, 1, i64::from(MAX_SPAN_LINES));
+    for (k, v) in url::form_urlencoded::parse(query.as_bytes()) {
+        match &*k {
+            "lines" => {
+                let (a, b) = v.split_once('-').unwrap_or((&v, &v));
+                span.start = Some(a.trim().parse().ok()?);
+                span.end = Some(b.trim().parse().ok()?);
+            }
+            "raw" => span.raw = matches!(&*v, "1" | "true"),
+            _ => return None,
         }
-    };
-    Some((id, lines))
+    }
+    Some(span)
 }
 
 impl ServerHandler for CairnMcp {
@@ -238,9 +237,9 @@ impl ServerHandler for CairnMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         Ok(ListResourceTemplatesResult::with_all_items(vec![
-            ResourceTemplate::new(format!("{DOC_URI}{{+doc_id}}{{?lines}}"), "passage")
+            ResourceTemplate::new(format!("{DOC_URI}{{+doc_id}}{{?lines,raw}}"), "passage")
                 .with_description(
-                    "Exact lines of an indexed file: doc_id as search returns it, lines=START-END (at most 400).",
+                    "Lines of an indexed file: doc_id as search returns it, lines=START-END (at most 400). A notebook comes as its cells (markdown) unless raw=true.",
                 )
                 .with_mime_type("text/plain"),
         ]))
@@ -252,29 +251,30 @@ impl ServerHandler for CairnMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let who = caller(&context);
-        let (doc_id, lines) = parse_doc_uri(&request.uri).ok_or_else(|| {
+        let span = parse_doc_uri(&request.uri).ok_or_else(|| {
             McpError::invalid_params(
                 format!(
-                    "expected {DOC_URI}<doc_id>?lines=START-END, got {:?}",
+                    "expected {DOC_URI}<doc_id>?lines=START-END[&raw=true], got {:?}",
                     request.uri
                 ),
                 Some(json!({ "code": Code::InvalidArgument, "field": "uri" })),
             )
         })?;
-        let (start, end) = lines.unwrap_or((1, i64::from(MAX_SPAN_LINES)));
         let engine = self.live.current();
-        let r = engine
-            .retrieve(&doc_id, start, end, who.groups.as_deref())
-            .map_err(|e| {
-                let e = ApiError::from(e);
-                let data = Some(json!({ "code": e.code, "field": e.field }));
-                if e.code == Code::NotFound {
-                    McpError::resource_not_found(e.detail, data)
-                } else {
-                    McpError::invalid_params(e.detail, data)
-                }
-            })?;
-        let contents = ResourceContents::text(r.text, request.uri).with_mime_type("text/plain");
+        let r = engine.retrieve(&span, who.groups.as_deref()).map_err(|e| {
+            let e = ApiError::from(e);
+            let data = Some(json!({ "code": e.code, "field": e.field }));
+            if e.code == Code::NotFound {
+                McpError::resource_not_found(e.detail, data)
+            } else {
+                McpError::invalid_params(e.detail, data)
+            }
+        })?;
+        let mime = match r.text_format {
+            TextFormat::Raw => "text/plain",
+            TextFormat::NotebookCells => "text/markdown",
+        };
+        let contents = ResourceContents::text(r.text, request.uri).with_mime_type(mime);
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
 }
@@ -350,16 +350,27 @@ mod tests {
 
     #[test]
     fn doc_uris_parse() {
+        let parts = |uri: &str| parse_doc_uri(uri).map(|s| (s.doc_id, s.start, s.end, s.raw));
         assert_eq!(
-            parse_doc_uri("cairn://doc/general_tools/emcee/README.md?lines=3-9"),
-            Some(("general_tools/emcee/README.md".to_owned(), Some((3, 9))))
+            parts("cairn://doc/general_tools/emcee/README.md?lines=3-9"),
+            Some((
+                "general_tools/emcee/README.md".to_owned(),
+                Some(3),
+                Some(9),
+                false
+            ))
         );
         assert_eq!(
-            parse_doc_uri("cairn://doc/a/b/my%20file.py"),
-            Some(("a/b/my file.py".to_owned(), None))
+            parts("cairn://doc/a/b/my%20file.py"),
+            Some(("a/b/my file.py".to_owned(), Some(1), Some(400), false))
         );
-        assert_eq!(parse_doc_uri("cairn://doc/a/b/c?lines=x-2"), None);
-        assert_eq!(parse_doc_uri("file:///etc/passwd"), None);
+        assert_eq!(
+            parts("cairn://doc/a/b/t.ipynb?lines=4-4&raw=true"),
+            Some(("a/b/t.ipynb".to_owned(), Some(4), Some(4), true))
+        );
+        assert_eq!(parts("cairn://doc/a/b/c?lines=x-2"), None);
+        assert_eq!(parts("cairn://doc/a/b/c?line=2"), None);
+        assert_eq!(parts("file:///etc/passwd"), None);
     }
 
     #[test]

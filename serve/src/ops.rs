@@ -219,8 +219,8 @@ pub static OPERATIONS: &[Operation] = &[
             summary: "Get the exact lines of a document.",
         }],
         tag: "retrieve",
-        description: "Returns lines start..end of a document (doc_id from a search hit) exactly as at the indexed commit, with GitHub links and the file's sha256. Use it to read more around a hit before quoting.",
-        answers: "The lines, byte for byte as at the indexed commit",
+        description: "Returns lines start..end of a document (doc_id from a search hit) as at the indexed commit, with GitHub links and the file's sha256; a notebook's lines come as their cells (text_format notebook-cells), raw=true gives the exact bytes. Use it to read around a hit before quoting.",
+        answers: "The lines as at the indexed commit (a notebook's as its cells)",
         args: body::<SpanRequest>(),
         output: schemas::<RetrieveResponse>,
         ..READ
@@ -487,8 +487,7 @@ fn answer(request: Request, call: &Call) -> Result<Answer, ApiError> {
             Answer::new(call, &r, || r.to_string())
         }
         Request::Retrieve(a) => {
-            let (start, end) = a.span();
-            let r = engine.retrieve(&a.doc_id, start, end, groups)?;
+            let r = engine.retrieve(&a, groups)?;
             Answer::new(call, &r, || r.to_string())
         }
         Request::RetrieveBatch(a) => {

@@ -1,15 +1,16 @@
-//! `cairn retrieve`: exact lines of a document.
+//! `cairn retrieve`: lines of a document (a notebook's cells unless `--raw`).
 
 use crate::cli::RetrieveArgs;
 use crate::commands::{print_json, search_failed};
 use crate::output;
+use cairn_search::SpanRequest;
 use std::process::ExitCode;
 
 /// Prints the lines with their links.
 pub fn run(a: RetrieveArgs) -> anyhow::Result<ExitCode> {
     let (start, end) = output::parse_lines(&a.lines)?;
     let engine = a.open.engine()?;
-    match engine.retrieve(&a.doc_id, start, end, None) {
+    match engine.retrieve(&SpanRequest::lines(a.doc_id, start, end).raw(a.raw), None) {
         Ok(r) if a.json => print_json(&r)?,
         Ok(r) => print!("{r}"),
         Err(e) => return Ok(search_failed(&e)),

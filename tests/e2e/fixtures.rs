@@ -12,6 +12,8 @@ pub struct World {
     pub model: PathBuf,
 }
 
+/// A notebook with markdown, code with an output, an escaped quote, a
+/// non-ASCII character and a cell whose source is one string, not a list.
 pub const NOTEBOOK: &str = r##"{
  "cells": [
   {
@@ -35,8 +37,16 @@ pub const NOTEBOOK: &str = r##"{
    ],
    "source": [
     "import alpha\n",
-    "model = alpha.fit_model(data)"
+    "model = alpha.fit_model(data)\n",
+    "print(\"t_E ≈ 1 day\")"
    ]
+  },
+  {
+   "cell_type": "code",
+   "execution_count": null,
+   "metadata": {},
+   "outputs": [],
+   "source": "curve = model.magnification(0.5)\ncurve"
   }
  ],
  "metadata": {},

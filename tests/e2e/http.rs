@@ -191,6 +191,41 @@ async fn every_endpoint_answers_in_its_shape() {
     );
     assert_eq!(st, StatusCode::OK);
     insta::assert_json_snapshot!("retrieve", stable(r));
+    // A notebook comes as its cells unless the caller asks for the raw bytes.
+    let nb = "science/alpha/notebooks/demo.ipynb";
+    let (_, _, cells) = call!(app, post("/retrieve", t, json!({"doc_id": nb})));
+    assert_eq!(cells["text_format"], "notebook-cells");
+    assert!(
+        cells["text"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("<!-- cell 1: markdown -->\n"))
+    );
+    assert_eq!(
+        cells["raw_lines"].as_array().map(Vec::len),
+        Some(cells["text"].as_str().unwrap_or("").lines().count())
+    );
+    let (_, _, raw) = call!(
+        app,
+        post("/retrieve", t, json!({"doc_id": nb, "raw": true}))
+    );
+    assert_eq!(
+        (raw["text_format"].as_str(), raw["text"].as_str()),
+        (Some("raw"), Some(crate::fixtures::NOTEBOOK))
+    );
+    assert!(raw.get("raw_lines").is_none());
+    assert_eq!(
+        (raw["permalink"].clone(), raw["end_line"].clone()),
+        (cells["permalink"].clone(), cells["end_line"].clone())
+    );
+    let (st, _, bad) = call!(
+        app,
+        post("/retrieve", t, json!({"doc_id": nb, "raw": "yes"}))
+    );
+    assert_eq!(
+        (st, bad["field"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("raw")),
+        "{bad}"
+    );
 
     let (st, _, b) = call!(
         app,

@@ -119,6 +119,15 @@ fn stdio_session_runs_every_tool_and_resource() {
             .expect("resources/read");
         let body = serde_json::to_value(&read.contents[0]).expect("json");
         assert_eq!(body["text"], "def fit_model(data, t_E=1.0):\n    \"\"\"Fit a point lens model to data.\"\"\"\n");
+        for (uri, mime, starts) in [
+            ("cairn://doc/science/alpha/notebooks/demo.ipynb", "text/markdown", "<!-- cell 1: markdown -->"),
+            ("cairn://doc/science/alpha/notebooks/demo.ipynb?raw=true", "text/plain", "{"),
+        ] {
+            let read = client.read_resource(ReadResourceRequestParams::new(uri)).await.expect("resources/read");
+            let body = serde_json::to_value(&read.contents[0]).expect("json");
+            assert_eq!(body["mimeType"], mime, "{uri}");
+            assert!(body["text"].as_str().is_some_and(|t| t.starts_with(starts)), "{uri}: {body}");
+        }
         let missing = client
             .read_resource(ReadResourceRequestParams::new("cairn://doc/science/alpha/nope.md"))
             .await;

@@ -105,6 +105,7 @@ impl Sandbox {
                     "docs/tutorials/parallel.md",
                     b"# Parallelization\n\nUse multiprocessing Pool with EnsembleSampler(pool=pool).\n".to_vec(),
                 ),
+                ("docs/tutorials/parallel.ipynb", crate::fixtures::NOTEBOOK.as_bytes().to_vec()),
             ],
         );
         let readme: String =

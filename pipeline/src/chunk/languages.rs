@@ -232,7 +232,7 @@ pub(super) fn symbols(language: &str, lines: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     for l in lines {
         let t = l.trim_start();
-        if language == "python" || language == "notebook" {
+        if language == "python" || language == cairn_index::notebook::LANGUAGE {
             if let Some(name) = def_name(t) {
                 out.push(
                     name.split_once(' ')

@@ -24,7 +24,7 @@ mod pack;
 use crate::documents::SourceDoc;
 use cairn_index::{LineIndex, LineSpan};
 use languages::{sections_for, soft_boundaries};
-use notebook::{notebook_line_text, notebook_sections};
+use notebook::notebook_lines;
 use pack::Ctx;
 
 /// Limits a chunk must respect.
@@ -107,38 +107,13 @@ pub fn chunk_document(
             doc.text[r].trim_end_matches(['\n', '\r'])
         })
         .collect();
-    let notebook = doc.language == "notebook";
+    let notebook = doc.language == cairn_index::notebook::LANGUAGE;
+    let own_lines = || raw.iter().map(|l| (*l).to_owned()).collect();
     let (sections, display): (Vec<Section>, Vec<String>) = if notebook {
-        match notebook_sections(&doc.text, index) {
-            Some(s) => {
-                // Only cell sources carry text; outputs and metadata stay out of the index.
-                let mut inside = vec![false; raw.len()];
-                for sec in &s {
-                    inside[(sec.start - 1) as usize..sec.end as usize].fill(true);
-                }
-                let display = raw
-                    .iter()
-                    .zip(&inside)
-                    .map(|(l, &keep)| {
-                        if keep {
-                            notebook_line_text(l)
-                        } else {
-                            String::new()
-                        }
-                    })
-                    .collect();
-                (s, display)
-            }
-            None => (
-                vec![whole(n)],
-                raw.iter().map(|l| (*l).to_owned()).collect(),
-            ),
-        }
+        // Only cell sources carry text; outputs and metadata stay out of the index.
+        notebook_lines(&doc.text, index).unwrap_or_else(|| (vec![whole(n)], own_lines()))
     } else {
-        (
-            sections_for(doc.language, &raw),
-            raw.iter().map(|l| (*l).to_owned()).collect(),
-        )
+        (sections_for(doc.language, &raw), own_lines())
     };
     let display_refs: Vec<&str> = display.iter().map(String::as_str).collect();
     let tokens = count(&display_refs);
@@ -331,7 +306,10 @@ mod tests {
  "nbformat_minor": 4
 }"##;
         let index = LineIndex::new(nb.as_bytes());
-        let sections = notebook_sections(nb, &index).expect("parses");
+        let (sections, display) = notebook_lines(nb, &index).expect("parses");
+        assert_eq!(display[6], "# Parallel");
+        assert_eq!(display[7], "Use a pool.");
+        assert_eq!(display[5], "", "the `\"source\": [` line carries nothing");
         assert_eq!((sections[0].start, sections[0].end), (6, 9));
         assert_eq!((sections[1].start, sections[1].end), (16, 19));
         let c = chunks(&doc("p.ipynb", "notebook", nb));

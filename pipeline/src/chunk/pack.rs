@@ -54,7 +54,7 @@ impl Ctx<'_> {
     /// Lines that count against the limit: in a notebook only lines that carry
     /// cell source (outputs between cells are in the span but not in the text).
     pub(super) fn line_count(&self, start: u32, end: u32) -> u32 {
-        if self.language == "notebook" {
+        if self.language == cairn_index::notebook::LANGUAGE {
             self.lines[(start - 1) as usize..end as usize]
                 .iter()
                 .filter(|l| !l.is_empty())
@@ -125,7 +125,8 @@ pub(super) fn pack(ctx: &Ctx, sections: Vec<Section>) -> Vec<Section> {
             // A notebook's short markdown cell and the code cells after it belong
             // together, across the outputs between them; a titled (markdown)
             // cell starts a new chunk rather than trailing the code before it.
-            let starts_section = ctx.language == "notebook" && !s.title.is_empty();
+            let starts_section =
+                ctx.language == cairn_index::notebook::LANGUAGE && !s.title.is_empty();
             if !starts_section
                 && (small(prev.start, prev.end) || small(s.start, s.end))
                 && ctx.fits(prev.start, s.end)

@@ -5,6 +5,7 @@
 
 mod retrieve;
 mod search;
+mod text;
 mod tree;
 
 pub(crate) use search::evidence;
@@ -43,6 +44,8 @@ pub struct Engine {
     root: IndexRoot,
     /// What caller-scoped BM25 statistics read, gathered at open.
     bm25: rank::Bm25Tables,
+    /// Notebooks' cells, parsed when first read.
+    notebooks: text::Notebooks,
 }
 
 /// Gives up on work nobody will read: the caller's deadline has passed.
@@ -92,14 +95,7 @@ impl Engine {
         match &self.embedder {
             Some(e) if e.model().weights_sha256 == snap.manifest.model.weights_sha256 => {
                 let runtime_weights = RuntimeWeights::load(state_path(&root))?;
-                Ok(Self {
-                    bm25: rank::Bm25Tables::new(&snap)?,
-                    snap,
-                    embedder: Some(Arc::clone(e)),
-                    degraded: None,
-                    runtime_weights,
-                    root,
-                })
+                Self::assemble(root, snap, Some(Arc::clone(e)), None, runtime_weights)
             }
             _ => Self::open(opts),
         }
@@ -132,8 +128,19 @@ impl Engine {
                 Some(format!("vector search is off ({why}); answering with bm25")),
             ),
         };
+        Self::assemble(root, snap, embedder, degraded, runtime_weights)
+    }
+
+    fn assemble(
+        root: IndexRoot,
+        snap: Snapshot,
+        embedder: Option<Arc<QueryVectors>>,
+        degraded: Option<String>,
+        runtime_weights: RuntimeWeights,
+    ) -> Result<Self, SearchError> {
         Ok(Self {
             bm25: rank::Bm25Tables::new(&snap)?,
+            notebooks: text::Notebooks::new(snap.docs.len()),
             snap,
             embedder,
             degraded,
@@ -150,15 +157,6 @@ impl Engine {
     /// What the query-vector cache has done (`None` without a model).
     pub fn query_cache(&self) -> Option<CacheStats> {
         self.embedder.as_ref().map(|e| e.stats())
-    }
-
-    /// Links to `span` of a document by id (empty when the id is unknown).
-    pub(crate) fn span_links(&self, doc_id: &str, span: LineSpan) -> (String, String) {
-        DocId::parse(doc_id)
-            .ok()
-            .and_then(|id| self.snap.doc_index(&id))
-            .map(|doc| self.links(doc, span))
-            .unwrap_or_default()
     }
 
     fn links(&self, doc: u32, span: LineSpan) -> (String, String) {

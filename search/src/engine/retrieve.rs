@@ -4,32 +4,29 @@
 use super::*;
 
 impl Engine {
-    /// The exact lines `start..=end` of a document, clamped to its end, to
-    /// [`MAX_SPAN_LINES`] lines and to [`MAX_TEXT_BYTES`] bytes (whole lines).
+    /// Lines `start..=end` of a document, clamped to its end, to
+    /// [`MAX_SPAN_LINES`] lines and to [`MAX_TEXT_BYTES`] bytes of text (whole
+    /// lines): the exact bytes, or a notebook's cells unless `raw` is asked.
     pub fn retrieve(
         &self,
-        doc_id: &str,
-        start: i64,
-        end: i64,
+        req: &SpanRequest,
         groups: Option<&[String]>,
     ) -> Result<RetrieveResponse, SearchError> {
-        self.retrieve_within(doc_id, start, end, groups, MAX_TEXT_BYTES)
+        self.retrieve_within(req, groups, MAX_TEXT_BYTES)
     }
 
     /// [`Engine::retrieve`] with at most `budget` bytes of text.
     fn retrieve_within(
         &self,
-        doc_id: &str,
-        start: i64,
-        end: i64,
+        req: &SpanRequest,
         groups: Option<&[String]>,
         budget: usize,
     ) -> Result<RetrieveResponse, SearchError> {
-        let doc = self.visible_doc(doc_id, groups)?;
+        let doc = self.visible_doc(&req.doc_id, groups)?;
+        let (start, end) = req.span();
         let asked = LineSpan::new(start, end)
             .map_err(|e| invalid(if start < 1 { "start" } else { "end" }, e.to_string()))?;
-        let lines = self.snap.line_index(doc);
-        let total = lines.line_count();
+        let total = self.snap.line_index(doc).line_count();
         if asked.start > total {
             return Err(invalid(
                 "start",
@@ -46,30 +43,33 @@ impl Engine {
                 .min(total)
                 .min(asked.start.saturating_add(MAX_SPAN_LINES - 1)),
         };
-        // Whole lines within the budget; a single line longer than the budget is cut.
-        while span.end > span.start && lines.byte_range(span).is_some_and(|r| r.len() > budget) {
-            span.end -= 1;
+        // Whole lines within the budget. Rendering a shorter span of a notebook
+        // can add a closing fence, so shrink until it fits; the span shrinks
+        // every round.
+        let mut text = self.span_text(doc, span, req.raw);
+        while text.text.len() > budget && span.end > span.start {
+            span.end = text.last_line_within(span, budget).min(span.end - 1);
+            text = self.span_text(doc, span, req.raw);
         }
-        let range = lines.byte_range(span).unwrap_or(0..0);
-        let bytes = &self.snap.doc_bytes(doc)[range];
-        let text = String::from_utf8_lossy(bytes);
-        let cut = text.len() > budget;
-        let text = if cut {
+        // A single line longer than the budget is cut.
+        let cut = text.text.len() > budget;
+        if cut {
             let mut end = budget;
-            while !text.is_char_boundary(end) {
+            while !text.text.is_char_boundary(end) {
                 end -= 1;
             }
-            text[..end].to_owned()
-        } else {
-            text.into_owned()
-        };
+            text.text.truncate(end);
+            text.raw_lines.truncate(text.text.lines().count());
+        }
         let d = &self.snap.docs[doc as usize];
         let (github_url, permalink) = self.links(doc, span);
         Ok(RetrieveResponse {
             doc_id: d.doc_id.to_string(),
             start_line: span.start,
             end_line: span.end,
-            text,
+            text: text.text,
+            text_format: text.format,
+            raw_lines: text.raw_lines,
             total_lines: total,
             clamped: span != asked || cut,
             github_url,
@@ -103,8 +103,7 @@ impl Engine {
                         format!("the batch's {MAX_TEXT_BYTES} bytes of text are used up; ask for fewer or shorter spans"),
                     ));
                 }
-                let (start, end) = item.span();
-                let r = self.retrieve_within(&item.doc_id, start, end, groups, left)?;
+                let r = self.retrieve_within(item, groups, left)?;
                 left = left.saturating_sub(r.text.len());
                 Ok(r)
             })

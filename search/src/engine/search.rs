@@ -291,18 +291,15 @@ impl Engine {
                     }
                     _ => d.best.cosine,
                 };
-                let text = self
-                    .snap
-                    .span_bytes(d.doc, d.span)
-                    .map(|(b, _)| String::from_utf8_lossy(b).into_owned())
-                    .unwrap_or_default();
+                let text = self.span_text(d.doc, d.span, false);
                 let doc = &self.snap.docs[d.doc as usize];
                 let (github_url, permalink) = self.links(d.doc, d.span);
                 Hit {
                     doc_id: doc.doc_id.to_string(),
                     start_line: d.span.start,
                     end_line: d.span.end,
-                    snippet: rank::snippet(&text, query, SNIPPET_LINES),
+                    snippet: rank::snippet(&text.text, query, SNIPPET_LINES),
+                    text_format: text.format,
                     score: d.score,
                     breakdown: ScoreBreakdown {
                         bm25: d.best.bm25,
