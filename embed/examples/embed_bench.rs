@@ -1,40 +1,57 @@
-//! Embedding throughput on real text: `cargo run --release -p cairn-embed --example embed_bench -- DIR [N]`.
-//! Splits the .py/.md/.rst files under DIR into 30-line pieces and embeds the first N (default 2000).
+//! Embedding throughput, single-query latency and peak memory on a fixed
+//! workload (a JSON list of texts; `scripts/bench-embed.sh` makes it):
+//! `cargo run --release -p cairn-embed --example embed_bench -- WORKLOAD.json
+//! [--pass best|f32|bf16|candle] [--out VECTORS.f32] [--compare VECTORS.f32]`.
+//!
+//! `--pass` picks the forward pass (default: the best the CPU has; `candle`
+//! is the reference);
+//! `--out` writes the vectors (little-endian f32, one row a text) and
+//! `--compare` prints the minimum cosine against vectors written earlier.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec};
+use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec, Pass, Precision};
 use std::time::Instant;
 
-fn collect(dir: &std::path::Path, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            collect(&p, out);
-        } else if matches!(
-            p.extension().and_then(|e| e.to_str()),
-            Some("py" | "md" | "rst")
-        ) && let Ok(text) = std::fs::read_to_string(&p)
-        {
-            let lines: Vec<&str> = text.lines().collect();
-            out.extend(lines.chunks(30).map(|c| c.join("\n")));
-        }
-    }
+const QUERIES: [&str; 4] = [
+    "emcee multiprocessing Pool",
+    "how do I mark the true parameter values on a corner plot",
+    "dynesty could not find a single point that have a valid log-likelihood",
+    "MulensModel PSPL parameter names",
+];
+
+/// Peak resident memory of this process, from the kernel.
+fn peak_rss_mb() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let dir = args.get(1).ok_or("usage: embed_bench DIR [N]")?;
-    let n: usize = args.get(2).map_or(Ok(2000), |s| s.parse())?;
-    let mut texts = Vec::new();
-    collect(std::path::Path::new(dir), &mut texts);
-    texts.truncate(n);
-    let e = BertEmbedder::load(&ModelSpec::default_hub().locate()?, DevicePref::Cpu)?;
+    let usage = "usage: embed_bench WORKLOAD.json [--pass P] [--out F] [--compare F]";
+    let workload = args.get(1).ok_or(usage)?;
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+    };
+    let pass = match flag("--pass").map(String::as_str) {
+        None | Some("best") => Pass::Best,
+        Some("f32") => Pass::Cpu(Precision::F32),
+        Some("bf16") => Pass::Cpu(Precision::Bf16),
+        Some("candle") => Pass::Candle,
+        Some(other) => return Err(format!("--pass {other}: best, f32, bf16 or candle").into()),
+    };
+    let texts: Vec<String> = serde_json::from_slice(&std::fs::read(workload)?)?;
+    let files = ModelSpec::default_hub().locate()?;
+    let e = BertEmbedder::load_pass(&files, DevicePref::Cpu, pass)?;
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let tokens: usize = e
         .count_tokens_batch(&refs)?
@@ -42,14 +59,51 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|t| t.min(e.model().max_tokens))
         .sum();
     let t = Instant::now();
-    let v = e.embed(&refs)?;
+    let vectors = e.embed(&refs)?;
     let s = t.elapsed().as_secs_f64();
+
+    let mut took = Vec::new();
+    for i in 0..300 {
+        let q = format!("{} {i}", QUERIES[i % QUERIES.len()]);
+        let t = Instant::now();
+        e.embed(&[q.as_str()])?;
+        took.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    took.sort_by(f64::total_cmp);
+    let at = |p: f64| took[((took.len() - 1) as f64 * p).round() as usize];
     println!(
-        "{} texts, {tokens} tokens in {s:.2}s: {:.0} tokens/s, {:.1} texts/s (dim {})",
-        v.len(),
+        "cairn ({}): {} texts, {tokens} tokens in {s:.2} s: {:.0} tokens/s; query p50 {:.2} ms p99 {:.2} ms; peak RSS {:.0} MB",
+        e.model().forward,
+        vectors.len(),
         tokens as f64 / s,
-        v.len() as f64 / s,
-        e.model().dim
+        at(0.5),
+        at(0.99),
+        peak_rss_mb()
     );
+    if let Some(out) = flag("--out") {
+        let bytes: Vec<u8> = vectors
+            .iter()
+            .flatten()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        std::fs::write(out, bytes)?;
+    }
+    if let Some(other) = flag("--compare") {
+        let bytes = std::fs::read(other)?;
+        let dim = e.model().dim;
+        let theirs: Vec<f32> = bytes
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let min = vectors
+            .iter()
+            .zip(theirs.chunks_exact(dim))
+            .map(|(a, b)| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>())
+            .fold(f32::INFINITY, f32::min);
+        println!(
+            "cosine with {other}: min {min:.6} over {} texts",
+            vectors.len()
+        );
+    }
     Ok(())
 }

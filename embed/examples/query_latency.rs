@@ -24,6 +24,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         took.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     took.sort_by(f64::total_cmp);
+    // The tokenizer alone, on the same queries, for the split.
+    let mut tok = Vec::with_capacity(n);
+    for i in 0..n {
+        let q = format!("{} {i}", queries[i % queries.len()]);
+        let t = Instant::now();
+        e.count_tokens(&q)?;
+        tok.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    tok.sort_by(f64::total_cmp);
+    println!("tokenizer alone: p50 {:.3} ms", tok[tok.len() / 2]);
 
     let at = |p: f64| took[((took.len() - 1) as f64 * p) as usize];
     println!(

@@ -1,7 +1,8 @@
 //! A BERT-family sentence model on candle: mean pooling, L2 normalisation.
 
+use crate::cpu::{CpuBert, Precision};
 use crate::{EmbedError, Embedder, ModelFiles, ModelId, SpanText, SpanVectors};
-use candle_core::{D, DType, Device, Tensor};
+use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
 use rayon::prelude::*;
@@ -25,9 +26,24 @@ const TOKENS_PER_BATCH: usize = 1024;
 /// Rows per forward pass, whatever their length.
 const MAX_ROWS: usize = 128;
 
+/// Which forward pass runs the encoder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    /// On the CPU, cairn's own pass at the best precision the CPU has
+    /// ([`Precision::best`]); on a GPU, candle's.
+    Best,
+    /// cairn's own CPU pass at this precision.
+    Cpu(Precision),
+    /// candle's forward on the device: the reference the CPU pass is checked
+    /// and measured against.
+    Candle,
+}
+
 /// A sentence-transformers style BERT embedder.
 pub struct BertEmbedder {
     model: BertModel,
+    /// On the CPU, cairn's own forward pass (`cpu.rs`); candle's otherwise.
+    cpu: Option<CpuBert>,
     /// Truncates to the model's limit; used for embedding.
     tokenizer: Tokenizer,
     /// Never truncates; used for counting.
@@ -44,8 +60,18 @@ fn bad(path: &std::path::Path, message: impl ToString) -> EmbedError {
 }
 
 impl BertEmbedder {
-    /// Loads the model's files onto `device`.
+    /// Loads the model's files onto `device` with the fastest pass it has
+    /// ([`Pass::Best`]).
     pub fn load(files: &ModelFiles, device: DevicePref) -> Result<Self, EmbedError> {
+        Self::load_pass(files, device, Pass::Best)
+    }
+
+    /// Loads the model's files onto `device` to run on `pass`.
+    pub fn load_pass(
+        files: &ModelFiles,
+        device: DevicePref,
+        pass: Pass,
+    ) -> Result<Self, EmbedError> {
         let device = match device {
             DevicePref::Cpu => Device::Cpu,
             DevicePref::Cuda(i) if candle_core::utils::cuda_is_available() => Device::new_cuda(i)?,
@@ -73,6 +99,16 @@ impl BertEmbedder {
         };
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
             .map_err(|e| bad(&files.weights, e))?;
+        // A GPU always runs candle's forward.
+        let precision = match (pass, device.is_cpu()) {
+            (_, false) | (Pass::Candle, _) => None,
+            (Pass::Best, true) => Some(Precision::best()),
+            (Pass::Cpu(p), true) => Some(p),
+        };
+        let cpu = match precision {
+            Some(p) => Some(CpuBert::load(&vb, &config, p)?),
+            None => None,
+        };
         let model = BertModel::load(vb, &config).map_err(|e| bad(&files.weights, e))?;
 
         let mut counter =
@@ -89,9 +125,14 @@ impl BertEmbedder {
             }))
             .map_err(|e| bad(&files.tokenizer, e))?;
         let _: Option<&PaddingParams> = tokenizer.get_padding();
-
+        let forward = match (precision, device.is_cpu()) {
+            (Some(p), _) => format!("cpu-{}", p.name()),
+            (None, true) => "candle-cpu".to_owned(),
+            (None, false) => "candle-cuda".to_owned(),
+        };
         Ok(Self {
             model,
+            cpu,
             tokenizer,
             counter,
             device,
@@ -101,6 +142,7 @@ impl BertEmbedder {
                 dim: config.hidden_size,
                 max_tokens,
                 weights_sha256,
+                forward,
             },
         })
     }
@@ -125,45 +167,56 @@ impl BertEmbedder {
         Ok((hidden, mask))
     }
 
-    /// Runs one padded batch; rows come back in the order given.
-    fn forward(&self, rows: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let (hidden, mask) = self.hidden(rows)?;
-        // Mean over real tokens only, then unit length.
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-        let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?;
-        let mean = summed.broadcast_div(&counts)?;
-        let norm = mean
-            .sqr()?
-            .sum_keepdim(D::Minus1)?
-            .sqrt()?
-            .clamp(1e-12, f64::MAX)?;
-        Ok(mean.broadcast_div(&norm)?.to_vec2::<f32>()?)
+    /// Each row's token states, its real tokens only (`len × dim`, row-major).
+    fn states(&self, rows: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if let Some(cpu) = &self.cpu {
+            return rows.iter().map(|r| cpu.token_states(r)).collect();
+        }
+        let (hidden, _) = self.hidden(rows)?;
+        Ok(hidden
+            .to_vec3::<f32>()?
+            .into_iter()
+            .zip(rows)
+            .map(|(states, r)| states[..r.len()].concat())
+            .collect())
     }
 
-    /// One padded batch pooled per row over the whole text and over each of
-    /// its spans' tokens (a token belongs to a span when its bytes overlap one
-    /// of the span's ranges).
+    /// Runs one batch; each row's unit-length mean over its tokens, in the order given.
+    fn forward(&self, rows: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let dim = self.id.dim;
+        Ok(self
+            .states(rows)?
+            .iter()
+            .map(|s| unit_mean(s.chunks_exact(dim)))
+            .collect())
+    }
+
+    /// One batch pooled per row over the whole text and over each of its
+    /// spans' tokens (a token belongs to a span when its bytes overlap one of
+    /// the span's ranges).
     fn forward_spans(
         &self,
         rows: &[&Encoding],
         spans: &[&[Vec<Range<usize>>]],
     ) -> Result<Vec<SpanVectors>, EmbedError> {
         let ids: Vec<&[u32]> = rows.iter().map(|e| e.get_ids()).collect();
-        let (hidden, _) = self.hidden(&ids)?;
-        let hidden = hidden.to_vec3::<f32>()?;
+        let dim = self.id.dim;
+        let states = self.states(&ids)?;
         let mut out = Vec::with_capacity(rows.len());
-        for ((enc, states), spans) in rows.iter().zip(&hidden).zip(spans) {
-            let real = &states[..enc.get_ids().len()];
-            let whole = unit_mean(real.iter());
+        for ((enc, states), spans) in rows.iter().zip(&states).zip(spans) {
+            let whole = unit_mean(states.chunks_exact(dim));
             let offsets = enc.get_offsets();
             let parts = spans
                 .iter()
                 .map(|ranges| {
-                    let inside = real.iter().zip(offsets).filter(|(_, (a, b))| {
-                        a < b && ranges.iter().any(|r| *a < r.end && r.start < *b)
-                    });
-                    let picked: Vec<&Vec<f32>> = inside.map(|(h, _)| h).collect();
+                    let picked: Vec<&[f32]> = states
+                        .chunks_exact(dim)
+                        .zip(offsets)
+                        .filter(|(_, (a, b))| {
+                            a < b && ranges.iter().any(|r| *a < r.end && r.start < *b)
+                        })
+                        .map(|(h, _)| h)
+                        .collect();
                     (!picked.is_empty()).then(|| unit_mean(picked.into_iter()))
                 })
                 .collect();
@@ -172,10 +225,16 @@ impl BertEmbedder {
         Ok(out)
     }
 
-    /// The batches `encodings` run in: sorted by length (so padding, and so
+    /// The batches `encodings` run in. The CPU pass runs each text alone
+    /// (no padding at all), longest first so the last to finish are short.
+    /// Candle's runs padded batches sorted by length (so padding, and so
     /// wasted work, stays small), each within [`TOKENS_PER_BATCH`] padded tokens.
-    fn batches(encodings: &[Encoding]) -> Vec<Vec<usize>> {
+    fn batches(&self, encodings: &[Encoding]) -> Vec<Vec<usize>> {
         let mut order: Vec<usize> = (0..encodings.len()).collect();
+        if self.cpu.is_some() {
+            order.sort_by_key(|&i| std::cmp::Reverse(encodings[i].get_ids().len()));
+            return order.into_iter().map(|i| vec![i]).collect();
+        }
         order.sort_by_key(|&i| encodings[i].get_ids().len());
         let mut batches = Vec::new();
         let mut start = 0;
@@ -203,7 +262,7 @@ impl BertEmbedder {
         encodings: &[Encoding],
         run: impl Fn(&[usize]) -> Result<Vec<T>, EmbedError> + Sync,
     ) -> Result<Vec<T>, EmbedError> {
-        let batches = Self::batches(encodings);
+        let batches = self.batches(encodings);
         let results: Vec<Result<Vec<T>, EmbedError>> = batches.par_iter().map(|b| run(b)).collect();
         let mut out: Vec<Option<T>> = (0..encodings.len()).map(|_| None).collect();
         for (batch, values) in batches.iter().zip(results) {
@@ -222,7 +281,7 @@ impl BertEmbedder {
 }
 
 /// The unit-length mean of `states`.
-fn unit_mean<'a>(states: impl Iterator<Item = &'a Vec<f32>>) -> Vec<f32> {
+fn unit_mean<'a>(states: impl Iterator<Item = &'a [f32]>) -> Vec<f32> {
     let mut sum: Vec<f32> = Vec::new();
     let mut n = 0usize;
     for s in states {

@@ -1,17 +1,20 @@
 //! Sentence embeddings for cairn.
 //!
 //! What lives here: the [`Embedder`] trait the builder and the searchers call,
-//! [`BertEmbedder`] (a candle BERT-family sentence model with mean pooling and
-//! L2 normalisation, on CPU or, with the `cuda` feature, a GPU), and
+//! [`BertEmbedder`] (a BERT-family sentence model with mean pooling and L2
+//! normalisation: candle loads it and runs it on a GPU with the `cuda`
+//! feature; on the CPU it runs cairn's own fused forward pass, `cpu.rs`), and
 //! [`ModelSpec`], which finds a model's files in a folder or in the Hugging
 //! Face hub cache. It knows nothing of indexes, git or HTTP.
 
 mod bert;
+mod cpu;
 #[cfg(any(test, feature = "test-fixtures"))]
 pub mod fixtures;
 mod model_files;
 
-pub use bert::{BertEmbedder, DevicePref};
+pub use bert::{BertEmbedder, DevicePref, Pass};
+pub use cpu::Precision;
 pub use model_files::{DEFAULT_MODEL, ModelFiles, ModelSpec};
 
 use serde::{Deserialize, Serialize};
@@ -69,6 +72,11 @@ pub struct ModelId {
     pub max_tokens: usize,
     /// sha256 of the weights file.
     pub weights_sha256: String,
+    /// Which forward pass makes the vectors (`cpu` for cairn's CPU pass,
+    /// `candle-cpu` or `candle-cuda`): the passes agree to a cosine of about
+    /// 0.999999, not bit for bit, so caches of vectors keep them apart.
+    #[serde(default)]
+    pub forward: String,
 }
 
 /// Turns texts into L2-normalised vectors.

@@ -1,7 +1,9 @@
-//! The embedding cache: vectors keyed by (model weights sha256, chunk text
-//! sha256), so a nightly rebuild embeds only chunks whose text changed.
+//! The embedding cache: vectors keyed by (model weights sha256, forward pass,
+//! chunk text sha256), so a nightly rebuild embeds only chunks whose text
+//! changed, and vectors from another forward pass (cairn's CPU pass, candle's
+//! on CPU or GPU) never stand in for this one's.
 //!
-//! One file per model under `<cache>/embeddings/`: a sequence of records, each
+//! One file per model and forward pass under `<cache>/embeddings/`: a sequence of records, each
 //! the 32-byte text digest followed by `dim` little-endian f32. It is
 //! rewritten atomically after each build with the entries that build used,
 //! plus up to [`KEEP_UNUSED`] earlier ones (so shards or branches built
@@ -32,11 +34,17 @@ pub struct EmbedCache {
 }
 
 impl EmbedCache {
-    /// Opens the cache for the model with `weights_sha256` and `dim`; a missing
-    /// or damaged file gives an empty cache (it is only a cache).
-    pub fn open(cache_dir: &Path, weights_sha256: &str, dim: usize) -> Self {
+    /// Opens the cache for the model with `weights_sha256` and `dim` run by
+    /// the `forward` pass; a missing or damaged file gives an empty cache (it
+    /// is only a cache).
+    pub fn open(cache_dir: &Path, weights_sha256: &str, forward: &str, dim: usize) -> Self {
+        // The pass's name goes into a file name: keep it to safe characters.
+        let forward: String = forward
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
         let name = format!(
-            "{}-{dim}.bin",
+            "{}-{dim}-{forward}.bin",
             &weights_sha256[..weights_sha256.len().min(16)]
         );
         let path = cache_dir.join("embeddings").join(name);
@@ -123,25 +131,27 @@ mod tests {
     #[test]
     fn round_trip_and_damage() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let c = EmbedCache::open(dir.path(), "abcdef0123456789ff", 2);
+        let c = EmbedCache::open(dir.path(), "abcdef0123456789ff", "cpu", 2);
         assert!(c.is_empty());
         let k = text_key("hello");
         let v = vec![0.5f32, -1.0];
         c.save(std::iter::once((&k, v.as_slice()))).expect("save");
-        let c = EmbedCache::open(dir.path(), "abcdef0123456789ff", 2);
+        let c = EmbedCache::open(dir.path(), "abcdef0123456789ff", "cpu", 2);
         assert_eq!(c.get(&k), Some(&v));
         // Entries a later save did not use are kept too.
-        let c = EmbedCache::open(dir.path(), "abcdef0123456789ff", 2);
+        let c = EmbedCache::open(dir.path(), "abcdef0123456789ff", "cpu", 2);
         let k2 = text_key("world");
         c.save(std::iter::once((&k2, v.as_slice()))).expect("save");
-        let c = EmbedCache::open(dir.path(), "abcdef0123456789ff", 2);
+        let c = EmbedCache::open(dir.path(), "abcdef0123456789ff", "cpu", 2);
         assert_eq!((c.len(), c.get(&k)), (2, Some(&v)));
         // A different model never sees these vectors.
-        assert!(EmbedCache::open(dir.path(), "0000000000000000", 2).is_empty());
+        assert!(EmbedCache::open(dir.path(), "0000000000000000", "cpu", 2).is_empty());
+        // Nor does another forward pass of the same model.
+        assert!(EmbedCache::open(dir.path(), "abcdef0123456789ff", "candle-cuda", 2).is_empty());
         // A truncated file is ignored rather than trusted.
-        let path = dir.path().join("embeddings/abcdef0123456789-2.bin");
+        let path = dir.path().join("embeddings/abcdef0123456789-2-cpu.bin");
         let bytes = std::fs::read(&path).expect("read");
         std::fs::write(&path, &bytes[..bytes.len() - 1]).expect("write");
-        assert!(EmbedCache::open(dir.path(), "abcdef0123456789ff", 2).is_empty());
+        assert!(EmbedCache::open(dir.path(), "abcdef0123456789ff", "cpu", 2).is_empty());
     }
 }

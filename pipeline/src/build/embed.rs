@@ -179,7 +179,12 @@ pub(super) fn embed_all(
     reporter: &dyn Reporter,
 ) -> Result<Embedded, BuildError> {
     let (rows, late) = plan_rows(set, mode);
-    let cache = EmbedCache::open(cache_dir, &set.model.weights_sha256, set.model.dim);
+    let cache = EmbedCache::open(
+        cache_dir,
+        &set.model.weights_sha256,
+        &embedder.model().forward,
+        set.model.dim,
+    );
     let mut seen = HashSet::new();
     let missing: Vec<&RowPlan> = rows
         .iter()
