@@ -17,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-2000}"
 work="${CAIRN_BENCH_DIR:-$(mktemp -d)}"
+mkdir -p "$work"
 scripts/fetch-model.sh >/dev/null
 cargo build --release --quiet -p cairn-embed --example embed_bench
 python3 scripts/embed_workload.py ../shared/corpus "$work/workload.json" "$n" >/dev/null

@@ -42,7 +42,7 @@ pub enum Pass {
 /// A sentence-transformers style BERT embedder.
 pub struct BertEmbedder {
     model: BertModel,
-    /// On the CPU, cairn's own forward pass (`cpu.rs`); candle's otherwise.
+    /// On the CPU, cairn's own forward pass (`cpu/`); candle's otherwise.
     cpu: Option<CpuBert>,
     /// Truncates to the model's limit; used for embedding.
     tokenizer: Tokenizer,

@@ -3,7 +3,7 @@
 //! What lives here: the [`Embedder`] trait the builder and the searchers call,
 //! [`BertEmbedder`] (a BERT-family sentence model with mean pooling and L2
 //! normalisation: candle loads it and runs it on a GPU with the `cuda`
-//! feature; on the CPU it runs cairn's own fused forward pass, `cpu.rs`), and
+//! feature; on the CPU it runs cairn's own fused forward pass, `cpu/`), and
 //! [`ModelSpec`], which finds a model's files in a folder or in the Hugging
 //! Face hub cache. It knows nothing of indexes, git or HTTP.
 
