@@ -153,24 +153,21 @@ pub(super) fn few_rows(
                         for k in ks.clone() {
                             let w0 = _mm256_loadu_ps(wp.add(k * PANEL));
                             let w1 = _mm256_loadu_ps(wp.add(k * PANEL + 8));
-                            let v = _mm256_broadcast_ss(&*x0.add(k));
-                            l0 = _mm256_fmadd_ps(v, w0, l0);
-                            h0 = _mm256_fmadd_ps(v, w1, h0);
-                            let v = _mm256_broadcast_ss(&*x1.add(k));
-                            l1 = _mm256_fmadd_ps(v, w0, l1);
-                            h1 = _mm256_fmadd_ps(v, w1, h1);
-                            let v = _mm256_broadcast_ss(&*x2.add(k));
-                            l2 = _mm256_fmadd_ps(v, w0, l2);
-                            h2 = _mm256_fmadd_ps(v, w1, h2);
-                            let v = _mm256_broadcast_ss(&*x3.add(k));
-                            l3 = _mm256_fmadd_ps(v, w0, l3);
-                            h3 = _mm256_fmadd_ps(v, w1, h3);
-                            let v = _mm256_broadcast_ss(&*x4.add(k));
-                            l4 = _mm256_fmadd_ps(v, w0, l4);
-                            h4 = _mm256_fmadd_ps(v, w1, h4);
-                            let v = _mm256_broadcast_ss(&*x5.add(k));
-                            l5 = _mm256_fmadd_ps(v, w0, l5);
-                            h5 = _mm256_fmadd_ps(v, w1, h5);
+                            // One row: its input broadcast against the panel's row.
+                            // Named sums, not an array, keep every one in a register.
+                            macro_rules! row {
+                                ($x:ident, $lo:ident, $hi:ident) => {
+                                    let v = _mm256_broadcast_ss(&*$x.add(k));
+                                    $lo = _mm256_fmadd_ps(v, w0, $lo);
+                                    $hi = _mm256_fmadd_ps(v, w1, $hi);
+                                };
+                            }
+                            row!(x0, l0, h0);
+                            row!(x1, l1, h1);
+                            row!(x2, l2, h2);
+                            row!(x3, l3, h3);
+                            row!(x4, l4, h4);
+                            row!(x5, l5, h5);
                         }
                         let lo = [l0, l1, l2, l3, l4, l5];
                         let hi = [h0, h1, h2, h3, h4, h5];
