@@ -190,7 +190,7 @@ impl Linear {
             r.copy_from_slice(&self.b);
         }
         if let Some(packed) = &self.bf16 {
-            return packed.matmul_add(x, rows, y, rows <= SKINNY_ROWS);
+            return packed.matmul_add(x, rows, y);
         }
         if rows <= SKINNY_ROWS {
             return self.skinny(x, rows, y);
