@@ -532,6 +532,35 @@ mod tests {
         }
     }
 
+    /// Ids the model cannot read are errors, not panics: a token outside the
+    /// vocabulary, and a text longer than the model's positions.
+    #[test]
+    fn ids_outside_the_model_are_refused() {
+        use candle_core::{DType, Device};
+        let dir = tempfile::tempdir().expect("tempdir");
+        crate::fixtures::write_tiny_bert(dir.path()).expect("model");
+        let files = ModelSpec::Dir(dir.path().to_owned())
+            .locate()
+            .expect("files");
+        let config: candle_transformers::models::bert::Config =
+            serde_json::from_slice(&std::fs::read(&files.config).expect("config")).expect("json");
+        let vb = var_builder(&files.weights, DType::F32, &Device::Cpu);
+        let cpu = super::CpuBert::load(&vb, &config, Precision::F32).expect("load");
+        assert!(cpu.token_states(&[2, config.vocab_size as u32, 3]).is_err());
+        let long = vec![5u32; config.max_position_embeddings + 1];
+        assert!(cpu.token_states(&long).is_err());
+        assert!(cpu.token_states(&[2, 5, 3]).is_ok());
+    }
+
+    fn var_builder(
+        weights: &std::path::Path,
+        dtype: candle_core::DType,
+        device: &candle_core::Device,
+    ) -> candle_nn::VarBuilder<'static> {
+        let bytes = std::fs::read(weights).expect("weights");
+        candle_nn::VarBuilder::from_buffered_safetensors(bytes, dtype, device).expect("vb")
+    }
+
     fn agree(files: &crate::ModelFiles, reference: &BertEmbedder, precision: Precision, bar: f32) {
         let fast =
             BertEmbedder::load_pass(files, DevicePref::Cpu, Pass::Cpu(precision)).expect("fast");
