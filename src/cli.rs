@@ -261,8 +261,11 @@ pub struct EvalArgs {
     #[arg(long)]
     pub min_recall: Option<f64>,
     /// Print JSON.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "markdown")]
     pub json: bool,
+    /// Print Markdown tables (per kind, then the misses), e.g. for `$GITHUB_STEP_SUMMARY`.
+    #[arg(long)]
+    pub markdown: bool,
 }
 
 /// How much CPU work a server takes on, shared by `serve` and `mcp`.

@@ -18,6 +18,46 @@ pub fn parse_lines(s: &str) -> anyhow::Result<(i64, i64)> {
     }
 }
 
+/// The reports as Markdown: one table per mode (all questions, then each
+/// kind), then the misses of the first mode with where each stood.
+pub fn eval_markdown(golden: &str, reports: &[EvalReport]) -> String {
+    use std::fmt::Write;
+    let mut out = format!("### `{golden}`\n\n");
+    for r in reports {
+        let mode = serde_json::to_string(&r.mode).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "| {} | questions | recall@{} | MRR@10 | nDCG@10 |\n| --- | --- | --- | --- | --- |",
+            mode.trim_matches('"'),
+            r.k
+        );
+        let rows = std::iter::once(("**all**", &r.overall))
+            .chain(r.by_kind.iter().map(|(k, m)| (k.as_str(), m)));
+        for (kind, m) in rows {
+            let _ = writeln!(
+                out,
+                "| {kind} | {} | {:.3} | {:.3} | {:.3} |",
+                m.queries, m.recall_at_k, m.mrr_at_10, m.ndcg_at_10
+            );
+        }
+        out.push('\n');
+    }
+    if let Some(r) = reports.first().filter(|r| !r.misses.is_empty()) {
+        let _ = writeln!(out, "Misses ({}):\n", r.misses.len());
+        for m in &r.misses {
+            let rank = m.first_relevant.map_or("-".to_owned(), |n| n.to_string());
+            let guard = if m.guard_failed { ", guard failed" } else { "" };
+            let _ = writeln!(
+                out,
+                "- `{}` [{}]: first relevant at {rank}{guard}",
+                m.id, m.kind
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
 pub fn print_eval(r: &EvalReport) {
     let mode = serde_json::to_string(&r.mode).unwrap_or_default();
     println!(

@@ -249,6 +249,56 @@ pub fn mentioned_toolkits(
     }
 }
 
+/// What a question asks for, read from its wording: the form decides which
+/// doctype gets a prior (see [`form_prior`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QuestionForm {
+    /// "how does X compute…", "how is…": how the code works.
+    Mechanism,
+    /// About building, testing in CI or releasing the package.
+    Build,
+    /// Anything else: no prior.
+    Other,
+}
+
+/// Words that make a question one about building or releasing. "install" is
+/// not among them: install questions are answered by docs and READMEs.
+const BUILD_WORDS: [&str; 15] = [
+    "ci", "workflow", "release", "released", "pypi", "wheel", "wheels", "docker", "makefile",
+    "cmake", "doctest", "doctests", "compile", "build", "built",
+];
+
+/// Reads the question's form.
+pub fn question_form(query: &str) -> QuestionForm {
+    let q = query.trim().to_lowercase();
+    if q.split(|c: char| !c.is_alphanumeric())
+        .any(|w| BUILD_WORDS.contains(&w))
+    {
+        QuestionForm::Build
+    } else if ["how does ", "how is ", "how are "]
+        .iter()
+        .any(|p| q.starts_with(p))
+    {
+        QuestionForm::Mechanism
+    } else {
+        QuestionForm::Other
+    }
+}
+
+/// The prior a doctype gets under a question form. A mechanism question's
+/// answer is the code that does it, not the page describing its use (1.3); a
+/// build question's answer is a workflow, Makefile or pyproject, whose
+/// extension weight (0.7 in `config/weights.yaml`) this lifts back (1.4).
+/// Measured in docs/QUALITY.md (issue 19); a doc prior for "what is"/"why"
+/// and an example prior for "how do I" were measured too and moved nothing.
+pub fn form_prior(form: QuestionForm, doctype: Doctype) -> f32 {
+    match (form, doctype) {
+        (QuestionForm::Mechanism, Doctype::Code) => 1.3,
+        (QuestionForm::Build, Doctype::Config) => 1.4,
+        _ => 1.0,
+    }
+}
+
 /// Top `k` BM25 chunks among the allowed ones, best first.
 pub fn bm25(
     snap: &Snapshot,
@@ -676,6 +726,32 @@ mod tests {
         assert!(top[0].0 > top[1].0, "{top:?}");
         assert!(bm25_query(&s, "how do I").is_none());
         Ok(())
+    }
+
+    #[test]
+    fn question_forms_and_their_priors() {
+        assert_eq!(
+            question_form("How does emcee detect blobs?"),
+            QuestionForm::Mechanism
+        );
+        assert_eq!(
+            question_form("which python versions is corner tested on in CI"),
+            QuestionForm::Build
+        );
+        assert_eq!(question_form("build the paper PDF"), QuestionForm::Build);
+        // "builder" and "cinema" are not build words: whole words only.
+        assert_eq!(
+            question_form("the builder pattern in cinema"),
+            QuestionForm::Other
+        );
+        assert_eq!(
+            question_form("install corner from source"),
+            QuestionForm::Other
+        );
+        assert_eq!(form_prior(QuestionForm::Mechanism, Doctype::Code), 1.3);
+        assert_eq!(form_prior(QuestionForm::Mechanism, Doctype::Doc), 1.0);
+        assert_eq!(form_prior(QuestionForm::Build, Doctype::Config), 1.4);
+        assert_eq!(form_prior(QuestionForm::Other, Doctype::Config), 1.0);
     }
 
     #[test]

@@ -27,6 +27,11 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     }
     if a.json {
         print_json(&reports)?;
+    } else if a.markdown {
+        print!(
+            "{}",
+            output::eval_markdown(&a.golden.display().to_string(), &reports)
+        );
     } else {
         reports.iter().for_each(output::print_eval);
     }

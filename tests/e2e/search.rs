@@ -685,6 +685,27 @@ fn cli_search_retrieve_tree_and_eval() {
     ]);
     assert!(o.status.success(), "{}", stdout(&o));
     assert!(stdout(&o).contains("recall@5 1.000"), "{}", stdout(&o));
+    // The nightly's step summary: a table per mode, a row per kind.
+    let o = cairn(&[
+        "eval",
+        golden,
+        "--index",
+        idx,
+        "--model-dir",
+        model,
+        "--mode",
+        "bm25",
+        "--markdown",
+    ]);
+    assert!(o.status.success(), "{}", stdout(&o));
+    let md = stdout(&o);
+    assert!(
+        md.contains("| bm25 | questions | recall@5 | MRR@10 | nDCG@10 |"),
+        "{md}"
+    );
+    assert!(md.contains("| **all** | 1 | 1.000 | 1.000 |"), "{md}");
+    assert!(md.contains("| api | 1 | 1.000 |"), "{md}");
+    assert!(!md.contains("Misses"), "{md}");
 }
 
 fn span_request(doc_id: &str) -> SpanRequest {

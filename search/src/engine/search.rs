@@ -222,11 +222,13 @@ impl Engine {
             weight: f32,
             title: String,
         }
+        let form = rank::question_form(query);
         let mut scored: Vec<(f32, f32, &Fused)> = fused
             .iter()
             .map(|f| {
                 let doc = &self.snap.docs[self.snap.chunks[f.chunk as usize].doc as usize];
                 let w = self.snap.path_weights.for_path(&doc.path)
+                    * rank::form_prior(form, doc.doctype)
                     * brevity(self.snap.chunks[f.chunk as usize].tokens)
                     * self
                         .runtime_weights
