@@ -341,6 +341,9 @@ pub struct ServeArgs {
     /// Index versions (and tried packs) kept after a dropped pack is adopted.
     #[arg(long, default_value_t = DEFAULT_KEEP)]
     pub keep: usize,
+    /// Serve no web pages (`/`, `/doc/…`, `/browse/…`, `/api`): the JSON API and MCP only.
+    #[arg(long)]
+    pub no_ui: bool,
 }
 
 /// `cairn mcp`.

@@ -4,7 +4,8 @@
 //! plus what serving needs around them: how a server is configured and
 //! started ([`config`]), credentials ([`auth`]), the hot-swapped live index
 //! ([`live`]), the bounded CPU pool ([`pool`]), problem+json errors
-//! ([`problem`]), metrics and per-caller rate limits.
+//! ([`problem`]), metrics and per-caller rate limits; and the web page for
+//! people ([`ui`]), rendered from the same operations.
 //!
 //! Connectors never read index files: every answer comes from
 //! `cairn_search::Engine`. Only the `cairn` binary depends on this crate.
@@ -20,3 +21,4 @@ pub mod ops;
 pub mod pool;
 pub mod problem;
 pub mod ratelimit;
+pub mod ui;

@@ -354,6 +354,11 @@ pub fn public_paths() -> impl Iterator<Item = &'static str> {
         .flat_map(|o| o.routes.iter().map(|r| r.path))
 }
 
+/// The operation of `kind` (every kind has one in [`OPERATIONS`]).
+pub fn operation(kind: Kind) -> Option<&'static Operation> {
+    OPERATIONS.iter().find(|o| o.kind == kind)
+}
+
 /// A fresh id naming one call in logs and problem bodies.
 pub fn new_trace_id() -> String {
     let mut b = [0u8; 16];

@@ -40,6 +40,7 @@ fn config(a: ServeArgs) -> ServeConfig {
     http.queue = a.work.queue;
     http.rate_limit = a.rate_limit;
     http.public_url = a.public_url;
+    http.ui = !a.no_ui;
     http.watch_interval = Duration::from_millis(a.watch_ms.max(MIN_WATCH_MS));
     http.allowed_origins.extend(a.allow_origin);
     http.allowed_hosts.extend(a.allow_host);

@@ -14,3 +14,4 @@ mod real_model;
 mod search;
 mod serve_process;
 mod ship;
+mod ui;

@@ -76,7 +76,12 @@ async fn answer(
     req: &HttpRequest,
     args: Input<'_>,
 ) -> Result<HttpResponse, ApiError> {
-    let call = Call {
+    Ok(json(&op.run(args, call(state, req)).await?.value))
+}
+
+/// The call a request makes: its caller, deadline and trace id.
+pub(crate) fn call(state: &AppState, req: &HttpRequest) -> Call {
+    Call {
         engine: state.live.current(),
         caller: req
             .extensions()
@@ -93,8 +98,7 @@ async fn answer(
             .unwrap_or_default(),
         instance: req.path().to_owned(),
         text: false,
-    };
-    Ok(json(&op.run(args, call).await?.value))
+    }
 }
 
 /// A POST body: JSON (when a content type is given, it must say so).

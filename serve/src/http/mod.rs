@@ -67,6 +67,8 @@ pub struct HttpOptions {
     pub watch_interval: Duration,
     /// actix worker threads (async I/O).
     pub http_workers: usize,
+    /// Serve the web pages ([`crate::ui`]).
+    pub ui: bool,
 }
 
 impl HttpOptions {
@@ -94,6 +96,7 @@ impl HttpOptions {
             public_url: None,
             watch_interval: Duration::from_millis(DEFAULT_WATCH_MS),
             http_workers: default_workers(),
+            ui: true,
         }
     }
 
@@ -287,7 +290,12 @@ async fn trace(
                 tracing::error!(trace_id = %trace_id, code = api.code.name(), detail = %api.detail, "server error");
             }
             code = Some(api.code);
-            http_res = api.response(&trace_id, &path);
+            // A browser gets a page; an API client, problem+json.
+            let ui = state.as_ref().is_some_and(|s| s.opts.ui);
+            http_res = match ui && crate::ui::wants_html(&http_req) {
+                true => crate::ui::problem_page(&api, &trace_id),
+                false => api.response(&trace_id, &path),
+            };
         }
     }
     if let Ok(v) = HeaderValue::from_str(&trace_id) {
@@ -419,7 +427,9 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
             "this Origin is not allowed; the operator must add it to the allowed origins",
         ));
     }
-    let public = is_public(req.path());
+    // Pages answer anonymous visitors (who see documents without groups).
+    let page = state.opts.ui && crate::ui::is_page(req.path());
+    let public = is_public(req.path()) || page;
     let presented = req
         .headers()
         .get(header::AUTHORIZATION)
@@ -440,9 +450,20 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
             ));
         }
     };
-    if !public
+    // Pages count against the visitor's budget like API calls: an anonymous
+    // visitor's budget is its address's (assets are free).
+    let budget = match (anonymous, page) {
+        (true, true) => format!(
+            "anonymous@{}",
+            req.peer_addr()
+                .map(|a| a.ip().to_string())
+                .unwrap_or_default()
+        ),
+        _ => caller.name.clone(),
+    };
+    if (!public || (page && !crate::ui::is_asset(req.path())))
         && let Some(limiter) = &state.limiter
-        && let Err(wait) = limiter.take(&caller.name, Instant::now())
+        && let Err(wait) = limiter.take(&budget, Instant::now())
     {
         return Err(ApiError::new(
             Code::RateLimited,
@@ -469,10 +490,16 @@ pub fn app(
     >,
 > {
     let mcp = state.mcp.clone().scope_with_path("/mcp");
+    let ui = state.opts.ui;
     App::new()
         .app_data(state)
         .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
         .configure(api::routes)
+        .configure(|cfg| {
+            if ui {
+                crate::ui::routes(cfg);
+            }
+        })
         .service(mcp)
         .wrap(from_fn(authenticate))
         .wrap(Compress::default())

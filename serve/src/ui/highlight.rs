@@ -1,0 +1,123 @@
+//! Syntax highlighting on the server (syntect's bundled grammars, no
+//! external assets): each line becomes HTML with `s-<scope>` classes that the
+//! page's stylesheet colours, light or dark.
+
+use super::html::esc;
+use std::sync::OnceLock;
+use syntect::html::{ClassStyle, line_tokens_to_classed_spans};
+use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
+
+/// Class names carry this prefix, so page styles and scopes cannot collide.
+const STYLE: ClassStyle = ClassStyle::SpacedPrefixed { prefix: "s-" };
+/// Lines longer than this (minified files, data) are shown plain: the
+/// grammars' regexes get slow on them, and colour would not help.
+const MAX_LINE: usize = 2_000;
+
+fn syntaxes() -> &'static SyntaxSet {
+    static SET: OnceLock<SyntaxSet> = OnceLock::new();
+    SET.get_or_init(SyntaxSet::load_defaults_newlines)
+}
+
+/// The grammar for a file, by its extension (notebook cells read as Markdown).
+fn syntax_for(path: &str) -> Option<&'static SyntaxReference> {
+    let set = syntaxes();
+    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
+    let ext = match ext {
+        "ipynb" => "md",
+        "pyx" | "pxd" => "py",
+        "cu" | "cuh" | "hpp" | "hh" => "cpp",
+        "f90" | "f95" | "f" => return None,
+        e => e,
+    };
+    set.find_syntax_by_extension(ext).or_else(|| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        set.find_syntax_by_extension(name)
+    })
+}
+
+/// Each line of `lines` as HTML, highlighted for `path`'s language (escaped
+/// plain text where there is no grammar or a line is too long).
+pub fn lines(path: &str, lines: &[&str]) -> Vec<String> {
+    let plain = || lines.iter().map(|l| esc(l)).collect();
+    let Some(syntax) = syntax_for(path) else {
+        return plain();
+    };
+    if lines.iter().any(|l| l.len() > MAX_LINE) {
+        return plain();
+    }
+    let set = syntaxes();
+    let mut state = ParseState::new(syntax);
+    let mut stack = ScopeStack::new();
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        let with_newline = format!("{line}\n");
+        let Ok(ops) = state.parse_line(&with_newline, set) else {
+            return plain();
+        };
+        // Spans still open from the line before are reopened, so every line
+        // is balanced HTML on its own.
+        let mut html: String = stack
+            .as_slice()
+            .iter()
+            .map(|scope| format!("<span class=\"{}\">", class_of(scope)))
+            .collect();
+        let Ok((body, _)) = line_tokens_to_classed_spans(&with_newline, &ops, STYLE, &mut stack)
+        else {
+            return plain();
+        };
+        html.push_str(body.trim_end_matches('\n'));
+        html.push_str(&"</span>".repeat(stack.len()));
+        out.push(html);
+    }
+    out
+}
+
+/// The class attribute syntect writes for one scope.
+fn class_of(scope: &syntect::parsing::Scope) -> String {
+    scope
+        .build_string()
+        .split('.')
+        .map(|atom| format!("s-{atom}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_is_coloured_and_balanced_line_by_line() {
+        let src = [
+            "def f(x):",
+            "    \"\"\"Doc <b>",
+            "    more\"\"\"",
+            "    return x  # done",
+        ];
+        let out = lines("a/b.py", &src);
+        assert_eq!(out.len(), 4);
+        assert!(
+            out[0].contains("s-keyword") || out[0].contains("s-storage"),
+            "{}",
+            out[0]
+        );
+        assert!(out[1].contains("&lt;b&gt;"), "escaped: {}", out[1]);
+        // The docstring is still a docstring on its last line (state carried across lines).
+        assert!(out[2].contains("s-documentation"), "{}", out[2]);
+        for l in &out {
+            assert_eq!(
+                l.matches("<span").count(),
+                l.matches("</span>").count(),
+                "{l}"
+            );
+        }
+        assert!(out[3].contains("s-comment"), "{}", out[3]);
+    }
+
+    #[test]
+    fn unknown_languages_and_long_lines_are_plain_escaped_text() {
+        assert_eq!(lines("a/b.unknownext", &["<x>"]), ["&lt;x&gt;"]);
+        let long = "x".repeat(MAX_LINE + 1);
+        assert_eq!(lines("a/b.py", &[long.as_str()]), [long]);
+    }
+}

@@ -1,0 +1,331 @@
+//! The web page for people: search (`/`), a passage with its cited lines
+//! highlighted (`/doc/{doc_id}?lines=a-b`), the doc tree (`/browse/…`) and
+//! the API reference (`/api`). Rendered on the server from the same
+//! operations the HTTP API runs ([`crate::ops`]), so a person and a bot get
+//! the same answer; every asset is compiled in (no CDN: it works air-gapped),
+//! and every page works without JavaScript.
+//!
+//! Depends on [`crate::ops`], [`crate::http`]'s state and [`crate::problem`];
+//! only [`crate::http`] depends on it (routes, and HTML problem pages).
+
+mod highlight;
+mod html;
+mod pages;
+
+use crate::http::AppState;
+use crate::ops::{Input, Kind};
+use crate::problem::ApiError;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde_json::{Value, json};
+
+/// The stylesheet (light and dark, following the system).
+const STYLE_CSS: &str = include_str!("assets/style.css");
+/// Search-as-you-type, keyboard navigation and the copy buttons.
+const APP_JS: &str = include_str!("assets/app.js");
+/// Lines shown around a cited span unless asked for more.
+const CONTEXT_LINES: u32 = 10;
+/// Most context lines on either side (the retrieve cap is 400 lines in all).
+const MAX_CONTEXT: u32 = 150;
+/// What a page may load: only this server's own files, no inline script,
+/// no frames; clicks to GitHub carry no referrer (the query stays here).
+const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/// Whether `path` is one of the page routes (answered to anonymous visitors).
+pub fn is_page(path: &str) -> bool {
+    path == "/"
+        || path == "/api"
+        || path == "/browse"
+        || path.starts_with("/browse/")
+        || path.starts_with("/doc/")
+        || path.starts_with("/ui/")
+}
+
+/// Whether `path` is a static asset (not counted against a visitor's budget).
+pub fn is_asset(path: &str) -> bool {
+    path.starts_with("/ui/")
+}
+
+/// Registers the pages.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/").route(web::get().to(search)))
+        .service(web::resource("/doc/{doc_id:.+}").route(web::get().to(doc)))
+        .service(web::resource("/browse").route(web::get().to(browse)))
+        .service(web::resource("/browse/{prefix:.*}").route(web::get().to(browse)))
+        .service(web::resource("/api").route(web::get().to(api)))
+        .service(web::resource("/ui/style.css").route(web::get().to(style)))
+        .service(web::resource("/ui/app.js").route(web::get().to(script)));
+}
+
+/// Runs operation `kind` for the request's caller.
+async fn run(
+    kind: Kind,
+    state: &AppState,
+    req: &HttpRequest,
+    args: Value,
+) -> Result<Value, ApiError> {
+    let op = crate::ops::operation(kind).ok_or_else(|| {
+        ApiError::from_status(actix_web::http::StatusCode::INTERNAL_SERVER_ERROR, "")
+    })?;
+    Ok(op
+        .run(Input::Value(args), crate::http::api::call(state, req))
+        .await?
+        .value)
+}
+
+/// A page response with the security headers every page carries.
+fn html_response(status: actix_web::http::StatusCode, body: String) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, CSP))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .body(body)
+}
+
+fn ok_page(title: &str, main: &str, version: &str) -> HttpResponse {
+    let footer = format!(
+        "cairn {} · index <code>{}</code>",
+        env!("CARGO_PKG_VERSION"),
+        html::esc(version)
+    );
+    html_response(
+        actix_web::http::StatusCode::OK,
+        html::page(title, main, &footer),
+    )
+}
+
+/// The query string's fields (the last value of each).
+fn query(req: &HttpRequest) -> std::collections::HashMap<String, String> {
+    url::form_urlencoded::parse(req.query_string().as_bytes())
+        .into_owned()
+        .collect()
+}
+
+async fn search(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let q = query(&req);
+    let field = |k: &str| q.get(k).map(|v| v.trim().to_owned()).unwrap_or_default();
+    let form = pages::SearchForm {
+        q: field("q"),
+        toolkit: field("toolkit"),
+        doctype: field("doctype"),
+        repo: field("repo"),
+        scores: !field("scores").is_empty(),
+    };
+    let answer = match form.q.is_empty() {
+        true => None,
+        false => Some(run(Kind::Search, &state, &req, form.args()).await),
+    };
+    // A bad query (too long, an unknown filter value) is said on the page, by its field.
+    let (answer, error) = match answer {
+        Some(Ok(a)) => (Some(a), None),
+        Some(Err(e)) if e.status.is_client_error() => (None, Some(e)),
+        Some(Err(e)) => return Err(e),
+        None => (None, None),
+    };
+    let error_html = error.map(|e| {
+        format!(
+            "<p class=\"error\" role=\"alert\">{}{}</p>",
+            e.field
+                .as_deref()
+                .map(|f| format!("<code>{}</code>: ", html::esc(f)))
+                .unwrap_or_default(),
+            html::esc(&e.detail)
+        )
+    });
+    if q.contains_key("partial") {
+        let body = match (&answer, &error_html) {
+            (_, Some(e)) => e.clone(),
+            (Some(a), None) => pages::results(&form, a),
+            (None, None) => String::new(),
+        };
+        return Ok(html_response(actix_web::http::StatusCode::OK, body));
+    }
+    let version = run(Kind::Version, &state, &req, json!({})).await?;
+    let mut main = pages::search(&form, &version, answer.as_ref());
+    if let Some(e) = error_html {
+        main = main.replacen(
+            "<section id=\"results\" aria-live=\"polite\">",
+            &format!("<section id=\"results\" aria-live=\"polite\">{e}"),
+            1,
+        );
+    }
+    let title = if form.q.is_empty() {
+        "Search".to_owned()
+    } else {
+        form.q.clone()
+    };
+    Ok(ok_page(&title, &main, version_of(&version)))
+}
+
+fn version_of(v: &Value) -> &str {
+    v.get("index_version").and_then(Value::as_str).unwrap_or("")
+}
+
+/// `a-b` (or `a`) from the `lines` field.
+fn parse_lines(s: &str) -> Result<(u32, u32), ApiError> {
+    let bad = || {
+        ApiError::malformed(
+            Some("lines".to_owned()),
+            format!("lines must be START-END (e.g. 120-140), not {s:?}"),
+        )
+    };
+    let (a, b) = s.split_once('-').unwrap_or((s, s));
+    let a: u32 = a.trim().parse().map_err(|_| bad())?;
+    let b: u32 = b.trim().parse().map_err(|_| bad())?;
+    if a == 0 || b < a {
+        return Err(bad());
+    }
+    Ok((a, b))
+}
+
+/// A non-negative number of context lines from `field` (capped).
+fn parse_context(
+    q: &std::collections::HashMap<String, String>,
+    field: &str,
+) -> Result<u32, ApiError> {
+    match q.get(field) {
+        None => Ok(CONTEXT_LINES),
+        Some(v) => v
+            .trim()
+            .parse::<u32>()
+            .map(|n| n.min(MAX_CONTEXT))
+            .map_err(|_| {
+                ApiError::malformed(
+                    Some(field.to_owned()),
+                    format!("{field} must be a number of lines, not {v:?}"),
+                )
+            }),
+    }
+}
+
+async fn doc(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let doc_id = req.match_info().get("doc_id").unwrap_or("").to_owned();
+    let q = query(&req);
+    let (a, b) = parse_lines(q.get("lines").map_or("1-40", String::as_str))?;
+    let (before, after) = (parse_context(&q, "before")?, parse_context(&q, "after")?);
+    let cited = run(
+        Kind::Retrieve,
+        &state,
+        &req,
+        json!({"doc_id": doc_id, "start": a, "end": b}),
+    )
+    .await?;
+    // The span as it was clamped to the file is what the page cites.
+    let (a, b) = (
+        cited
+            .get("start_line")
+            .and_then(Value::as_u64)
+            .unwrap_or(u64::from(a)) as u32,
+        cited
+            .get("end_line")
+            .and_then(Value::as_u64)
+            .unwrap_or(u64::from(b)) as u32,
+    );
+    let window = run(
+        Kind::Retrieve,
+        &state,
+        &req,
+        json!({"doc_id": doc_id, "start": a.saturating_sub(before).max(1), "end": b.saturating_add(after)}),
+    )
+    .await?;
+    let main = pages::passage(&cited, &window, before, after);
+    Ok(ok_page(
+        &format!("{doc_id}:{a}-{b}"),
+        &main,
+        version_of(&cited),
+    ))
+}
+
+async fn browse(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let prefix = req
+        .match_info()
+        .get("prefix")
+        .unwrap_or("")
+        .trim_matches('/')
+        .to_owned();
+    let tree = run(
+        Kind::Tree,
+        &state,
+        &req,
+        json!({"prefix": prefix, "depth": 1}),
+    )
+    .await?;
+    let main = pages::browse(&prefix, &tree);
+    let title = if prefix.is_empty() {
+        "Browse".to_owned()
+    } else {
+        prefix.clone()
+    };
+    Ok(ok_page(&title, &main, version_of(&tree)))
+}
+
+async fn api(state: web::Data<AppState>, req: HttpRequest) -> HttpResponse {
+    let base = state
+        .opts
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{}", req.connection_info().host()));
+    let doc = serde_json::to_value(crate::http::openapi::document(
+        state.opts.public_url.as_deref(),
+    ))
+    .unwrap_or(Value::Null);
+    let version = state.live.current().snapshot().version.to_string();
+    ok_page(
+        "API",
+        &pages::api(&doc, base.trim_end_matches('/')),
+        &version,
+    )
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, content_type))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=3600"),
+        ))
+        .body(body)
+}
+
+async fn style() -> HttpResponse {
+    asset("text/css; charset=utf-8", STYLE_CSS)
+}
+
+async fn script() -> HttpResponse {
+    asset("text/javascript; charset=utf-8", APP_JS)
+}
+
+/// Whether a request is a browser's (it asks for HTML): its errors get a page.
+pub fn wants_html(req: &HttpRequest) -> bool {
+    !req.path().starts_with("/mcp")
+        && req
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.contains("text/html"))
+}
+
+/// An error as an HTML page, with the same status, trace id and headers a problem carries.
+pub fn problem_page(api: &ApiError, trace_id: &str) -> HttpResponse {
+    let title = api.status.canonical_reason().unwrap_or("Error");
+    let detail = match &api.field {
+        Some(f) => format!("{f}: {}", api.detail),
+        None => api.detail.clone(),
+    };
+    let main = pages::problem(api.status.as_u16(), title, &detail, trace_id);
+    let mut res = html_response(api.status, html::page(title, &main, ""));
+    if let Ok(v) = HeaderValue::from_str(trace_id) {
+        res.headers_mut()
+            .insert(header::HeaderName::from_static("x-trace-id"), v);
+    }
+    if let Some(s) = api.retry_after
+        && let Ok(v) = HeaderValue::from_str(&s.to_string())
+    {
+        res.headers_mut().insert(header::RETRY_AFTER, v);
+    }
+    res
+}

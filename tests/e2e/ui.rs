@@ -1,0 +1,200 @@
+//! The web pages in process (the browser drives them in `browser.rs`): what an
+//! anonymous visitor and a group member see, markup from data always escaped,
+//! HTML problems for browsers and problem+json for API clients, `--no-ui`.
+
+use crate::http::{bearer, served};
+use actix_web::http::StatusCode;
+use actix_web::test;
+use cairn_serve::http::app;
+
+/// Status, content type and body text of a browser's GET (with a bearer token when given).
+macro_rules! page {
+    ($app:expr, $uri:expr, $token:expr) => {{
+        let mut req = test::TestRequest::get()
+            .uri(&$uri)
+            .insert_header(("Accept", "text/html,application/xhtml+xml"));
+        let token: Option<&str> = $token;
+        if let Some(t) = token {
+            req = req.insert_header(bearer(t));
+        }
+        let res = test::call_service(&$app, req.to_request()).await;
+        let status = res.status();
+        let ct = res
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_owned();
+        let body = String::from_utf8_lossy(&test::read_body(res).await).into_owned();
+        (status, ct, body)
+    }};
+}
+
+#[actix_web::test]
+async fn anonymous_visitors_see_public_documents_and_members_their_groups() {
+    let s = served(Some("team-a"), |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    // alpha is team-a's; beta is public.
+    let (status, ct, body) = page!(app, "/?q=magnification", None);
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(ct.starts_with("text/html"), "{ct}");
+    assert!(body.contains("tools/beta/lib/beta.cpp"), "{body}");
+    assert!(!body.contains("science/alpha"), "{body}");
+    // The filter choices come from what the visitor may see.
+    assert!(!body.contains("<option value=\"alpha\""), "{body}");
+    let (_, _, body) = page!(app, "/?q=magnification", Some(s.team.as_str()));
+    assert!(body.contains("science/alpha/"), "{body}");
+    // A passage of a group's document is not found for an anonymous visitor.
+    let (status, ct, body) = page!(app, "/doc/science/alpha/src/alpha/core.py?lines=5-7", None);
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(ct.starts_with("text/html"), "a browser gets a page: {ct}");
+    let (status, _, body) = page!(
+        app,
+        "/doc/science/alpha/src/alpha/core.py?lines=5-7",
+        Some(s.team.as_str())
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.contains("<tr id=\"L5\" class=\"cited\">"), "{body}");
+    assert!(body.contains("href=\"#L5\""), "{body}");
+    // The tree hides alpha too.
+    let (_, _, body) = page!(app, "/browse/", None);
+    assert!(
+        body.contains("/browse/tools") && !body.contains("/browse/science"),
+        "{body}"
+    );
+    // The API stays closed to anonymous callers.
+    let res = test::call_service(
+        &app,
+        test::TestRequest::get().uri("/search?query=x").to_request(),
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[actix_web::test]
+async fn markup_in_every_field_is_text() {
+    let s = served(None, |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    let evil = "%3Cscript%3Ealert(1)%3C%2Fscript%3E";
+    for uri in [
+        format!("/?q={evil}"),
+        format!("/?q=fit&toolkit={evil}"),
+        format!("/?q=fit&doctype={evil}"),
+        format!("/?q=fit&repo={evil}&scores=1"),
+        format!("/doc/science/alpha/{evil}.py?lines=1-2"),
+        format!("/doc/science/alpha/src/alpha/core.py?lines={evil}"),
+        format!("/doc/science/alpha/src/alpha/core.py?lines=1-2&before={evil}"),
+        format!("/browse/{evil}"),
+        format!("/?q=fit&partial=1&toolkit={evil}"),
+    ] {
+        let (status, _, body) = page!(app, uri, Some(s.reader.as_str()));
+        assert!(!body.contains("<script>alert"), "{uri} ({status}): {body}");
+        assert!(status.as_u16() < 500, "{uri}: {status}");
+        // The only scripts are the page's own file.
+        assert!(body.matches("<script").count() <= 1, "{uri}: {body}");
+    }
+    // The query is shown back, escaped.
+    let (_, _, body) = page!(app, format!("/?q={evil}"), Some(s.reader.as_str()));
+    assert!(
+        body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{body}"
+    );
+    // A bad span names its field.
+    let (status, _, body) = page!(
+        app,
+        "/doc/science/alpha/src/alpha/core.py?lines=9-2",
+        Some(s.reader.as_str())
+    );
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.contains("lines: lines must be START-END"), "{body}");
+}
+
+#[actix_web::test]
+async fn browsers_get_pages_and_api_clients_problem_json() {
+    let s = served(None, |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    let (status, ct, body) = page!(app, "/no/such/page", Some(s.reader.as_str()));
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(
+        ct.starts_with("text/html") && body.contains("<h1>404 Not Found</h1>"),
+        "{ct} {body}"
+    );
+    let res = test::call_service(
+        &app,
+        test::TestRequest::get()
+            .uri("/no/such/page")
+            .insert_header(bearer(&s.reader))
+            .to_request(),
+    )
+    .await;
+    assert_eq!(
+        res.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("application/problem+json")
+    );
+    // Pages carry a policy that lets them load nothing from elsewhere.
+    let res = test::call_service(&app, test::TestRequest::get().uri("/").to_request()).await;
+    let csp = res
+        .headers()
+        .get("content-security-policy")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("script-src 'self'"),
+        "{csp}"
+    );
+    assert_eq!(
+        res.headers()
+            .get("referrer-policy")
+            .and_then(|v| v.to_str().ok()),
+        Some("no-referrer")
+    );
+    // The API reference is rendered from the OpenAPI document.
+    let (status, _, body) = page!(app, "/api", None);
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        body.contains("<code>POST /search</code>") && body.contains("curl -X POST"),
+        "{body}"
+    );
+    // Every asset is served from the binary, and a first page load is small.
+    let (_, _, index) = page!(app, "/?q=fit_model", Some(s.reader.as_str()));
+    let (_, css_ct, css) = page!(app, "/ui/style.css", None);
+    let (_, js_ct, js) = page!(app, "/ui/app.js", None);
+    assert!(css_ct.starts_with("text/css") && js_ct.starts_with("text/javascript"));
+    assert!(
+        index.len() + css.len() + js.len() < 100_000,
+        "{}",
+        index.len() + css.len() + js.len()
+    );
+    assert!(
+        !format!("{index}{css}{js}").contains("https://cdn"),
+        "no CDN"
+    );
+}
+
+#[actix_web::test]
+async fn no_ui_serves_no_pages() {
+    let s = served(None, |o| o.ui = false);
+    let app = test::init_service(app(s.state.clone())).await;
+    for uri in [
+        "/",
+        "/api",
+        "/browse/",
+        "/ui/app.js",
+        "/doc/science/alpha/README.md?lines=1-2",
+    ] {
+        let res = test::call_service(
+            &app,
+            test::TestRequest::get()
+                .uri(uri)
+                .insert_header(bearer(&s.reader))
+                .to_request(),
+        )
+        .await;
+        assert_eq!(res.status(), StatusCode::NOT_FOUND, "{uri}");
+    }
+    // Without pages, an unauthenticated `/` is refused like any other route.
+    let res = test::call_service(&app, test::TestRequest::get().uri("/").to_request()).await;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+}
