@@ -65,7 +65,8 @@ pub fn lines(path: &str, lines: &[&str]) -> Vec<String> {
         else {
             return plain();
         };
-        html.push_str(body.trim_end_matches('\n'));
+        // The newline the grammar needed may sit inside a span: the line has no other.
+        html.push_str(&body.replace('\n', ""));
         html.push_str(&"</span>".repeat(stack.len()));
         out.push(html);
     }
@@ -112,6 +113,15 @@ mod tests {
             );
         }
         assert!(out[3].contains("s-comment"), "{}", out[3]);
+        assert!(out.iter().all(|l| !l.contains('\n')));
+        // A blank line is empty text, whatever spans carry it.
+        let blank = lines("a/b.cpp", &["#include <cmath>", "", "int x;"]);
+        assert_eq!(
+            blank[1]
+                .replace("<span class=\"s-source s-c++\">", "")
+                .replace("</span>", ""),
+            ""
+        );
     }
 
     #[test]

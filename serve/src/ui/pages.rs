@@ -435,7 +435,7 @@ pub fn api(doc: &Value, base: &str) -> String {
             }
             let _ = write!(
                 out,
-                "<pre class=\"curl\"><code>{}</code></pre></section>",
+                "<pre class=\"curl\" tabindex=\"0\"><code>{}</code></pre></section>",
                 esc(&curl(base, p, method, &params, op))
             );
         }
