@@ -359,6 +359,35 @@ impl Authenticator {
         }
     }
 
+    /// The token whose sha256 is `presented`, as a caller (None: no such
+    /// token, or it was revoked). The web page's sessions hold this digest,
+    /// so a revoked token ends them too.
+    pub fn caller_of_digest(&self, presented: &[u8; 32]) -> Option<Caller> {
+        let mut found = None;
+        if let Ok(l) = self.loaded.lock() {
+            // Compare against every entry, each in constant time, so timing
+            // says nothing about which hash (or how much of it) matched.
+            for (h, e) in &l.entries {
+                if bool::from(h.ct_eq(presented)) {
+                    found = Some(Caller {
+                        name: e.name.clone(),
+                        groups: Some(e.groups.clone()),
+                        admin: e.admin,
+                    });
+                }
+            }
+        }
+        found
+    }
+
+    /// The sha256 of a presented token, when it is one of cairn's tokens (not a JWT).
+    pub fn token_digest(token: &str) -> Option<[u8; 32]> {
+        token
+            .trim()
+            .starts_with(TOKEN_PREFIX)
+            .then(|| digest(token.trim()))
+    }
+
     /// Checks an `Authorization` header value (None: none was sent).
     pub fn check(&self, authorization: Option<&str>) -> Verdict {
         if self.no_auth {
@@ -375,22 +404,9 @@ impl Authenticator {
             return Verdict::Refused;
         };
         if token.starts_with(TOKEN_PREFIX) {
-            let presented = digest(token);
-            let mut found = None;
-            if let Ok(l) = self.loaded.lock() {
-                // Compare against every entry, each in constant time, so timing
-                // says nothing about which hash (or how much of it) matched.
-                for (h, e) in &l.entries {
-                    if bool::from(h.ct_eq(&presented)) {
-                        found = Some(Caller {
-                            name: e.name.clone(),
-                            groups: Some(e.groups.clone()),
-                            admin: e.admin,
-                        });
-                    }
-                }
-            }
-            return found.map_or(Verdict::Refused, Verdict::Caller);
+            return self
+                .caller_of_digest(&digest(token))
+                .map_or(Verdict::Refused, Verdict::Caller);
         }
         match self.jwt.as_ref().and_then(|j| j.check(token)) {
             Some(c) => Verdict::Caller(c),

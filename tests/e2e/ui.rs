@@ -198,3 +198,86 @@ async fn no_ui_serves_no_pages() {
     let res = test::call_service(&app, test::TestRequest::get().uri("/").to_request()).await;
     assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
 }
+
+#[actix_web::test]
+async fn a_token_signs_in_once_and_the_cookie_holds_only_a_session() {
+    let s = served(Some("team-a"), |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    let login = |token: &str| {
+        test::TestRequest::post()
+            .uri("/login")
+            .insert_header(("content-type", "application/x-www-form-urlencoded"))
+            .set_payload(format!("token={token}"))
+            .to_request()
+    };
+    // A wrong token: refused on the page, no cookie.
+    let res = test::call_service(&app, login("cairn_wrong")).await;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    assert!(res.headers().get("set-cookie").is_none());
+    // The team's token: a session cookie, HttpOnly and SameSite=Strict, holding neither the token nor its hash.
+    let res = test::call_service(&app, login(&s.team)).await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let set = res
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    assert!(
+        set.contains("HttpOnly") && set.contains("SameSite=Strict"),
+        "{set}"
+    );
+    let session = set.split(';').next().unwrap_or("").to_owned();
+    let value = session.split_once('=').map(|(_, v)| v).unwrap_or("");
+    assert_eq!(value.len(), 64, "{set}");
+    assert!(!set.contains(&s.team));
+    let store = std::fs::read_to_string(s.w.path("tokens.json")).expect("tokens");
+    assert!(!store.contains(value), "the cookie is not the stored hash");
+    // With the cookie, pages show the team's documents; the JSON API still wants the token.
+    let with_cookie = |uri: &str| {
+        test::TestRequest::get()
+            .uri(uri)
+            .insert_header(("cookie", session.clone()))
+            .insert_header(("Accept", "text/html"))
+            .to_request()
+    };
+    let res = test::call_service(&app, with_cookie("/?q=magnification")).await;
+    let body = String::from_utf8_lossy(&test::read_body(res).await).into_owned();
+    assert!(body.contains("science/alpha/"), "{body}");
+    let res = test::call_service(&app, with_cookie("/search?query=magnification")).await;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    let res = test::call_service(&app, with_cookie("/login")).await;
+    let body = String::from_utf8_lossy(&test::read_body(res).await).into_owned();
+    assert!(
+        body.contains("Signed in as <strong>team</strong>"),
+        "{body}"
+    );
+    // Revoking the token ends the session.
+    cairn_serve::auth::TokenStore::new(s.w.path("tokens.json"))
+        .revoke("team")
+        .expect("revoke");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    s.state.auth.refresh();
+    let res = test::call_service(&app, with_cookie("/?q=magnification")).await;
+    let body = String::from_utf8_lossy(&test::read_body(res).await).into_owned();
+    assert!(!body.contains("science/alpha/"), "{body}");
+    // Signing out clears the cookie.
+    let res = test::call_service(
+        &app,
+        test::TestRequest::post()
+            .uri("/logout")
+            .insert_header(("cookie", session.clone()))
+            .to_request(),
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let set = res
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    assert!(
+        set.contains("Max-Age=0") || set.contains("expires"),
+        "{set}"
+    );
+}

@@ -125,6 +125,8 @@ pub struct AppState {
     pub opts: HttpOptions,
     /// The MCP transport (sessions are shared by every worker).
     pub mcp: crate::mcp::HttpTransport,
+    /// The web page's signed-in sessions.
+    pub sessions: crate::ui::Sessions,
 }
 
 impl AppState {
@@ -146,6 +148,7 @@ impl AppState {
             metrics,
             opts,
             mcp,
+            sessions: crate::ui::Sessions::default(),
         }))
     }
 
@@ -434,7 +437,19 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    let (caller, anonymous) = match state.auth.check(presented) {
+    let mut verdict = state.auth.check(presented);
+    // A page without a bearer token may carry a signed-in session's cookie.
+    if page
+        && presented.is_none()
+        && verdict == Verdict::Missing
+        && let Some(c) = state.sessions.caller(
+            crate::ui::session_cookie(req.request()).as_deref(),
+            &state.auth,
+        )
+    {
+        verdict = Verdict::Caller(c);
+    }
+    let (caller, anonymous) = match verdict {
         Verdict::Caller(c) => (c, false),
         Verdict::Missing | Verdict::Refused if public => (Caller::anonymous(), true),
         Verdict::Missing => {

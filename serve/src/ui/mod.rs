@@ -11,6 +11,9 @@
 mod highlight;
 mod html;
 mod pages;
+mod session;
+
+pub use session::Sessions;
 
 use crate::http::AppState;
 use crate::ops::{Input, Kind};
@@ -35,6 +38,8 @@ const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-
 pub fn is_page(path: &str) -> bool {
     path == "/"
         || path == "/api"
+        || path == "/login"
+        || path == "/logout"
         || path == "/browse"
         || path.starts_with("/browse/")
         || path.starts_with("/doc/")
@@ -53,6 +58,12 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/browse").route(web::get().to(browse)))
         .service(web::resource("/browse/{prefix:.*}").route(web::get().to(browse)))
         .service(web::resource("/api").route(web::get().to(api)))
+        .service(
+            web::resource("/login")
+                .route(web::get().to(login_form))
+                .route(web::post().to(login)),
+        )
+        .service(web::resource("/logout").route(web::post().to(logout)))
         .service(web::resource("/ui/style.css").route(web::get().to(style)))
         .service(web::resource("/ui/app.js").route(web::get().to(script)));
 }
@@ -297,6 +308,96 @@ async fn style() -> HttpResponse {
 
 async fn script() -> HttpResponse {
     asset("text/javascript; charset=utf-8", APP_JS)
+}
+
+/// The session id a request's cookie carries.
+pub fn session_cookie(req: &HttpRequest) -> Option<String> {
+    req.cookie(session::COOKIE).map(|c| c.value().to_owned())
+}
+
+/// Who the page is for, in words, for the sign-in page.
+fn signed_in_as(req: &HttpRequest) -> Option<String> {
+    use actix_web::HttpMessage;
+    let anonymous = req.extensions().contains::<crate::http::Anonymous>();
+    match anonymous {
+        true => None,
+        false => req
+            .extensions()
+            .get::<crate::auth::Caller>()
+            .map(|c| c.name.clone()),
+    }
+}
+
+async fn login_form(state: web::Data<AppState>, req: HttpRequest) -> HttpResponse {
+    let main = pages::login(state.auth.is_open(), signed_in_as(&req).as_deref(), None);
+    ok_page(
+        "Sign in",
+        &main,
+        &state.live.current().snapshot().version.to_string(),
+    )
+}
+
+/// A sign-in: the token comes in the form body, the session in an HttpOnly cookie.
+async fn login(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
+    let token = url::form_urlencoded::parse(&body)
+        .find(|(k, _)| k == "token")
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default();
+    let version = state.live.current().snapshot().version.to_string();
+    let refuse = |why: &str| {
+        let main = pages::login(false, None, Some(why));
+        let footer = format!("index <code>{}</code>", html::esc(&version));
+        html_response(
+            actix_web::http::StatusCode::UNAUTHORIZED,
+            html::page("Sign in", &main, &footer),
+        )
+    };
+    let Some(digest) = crate::auth::Authenticator::token_digest(&token) else {
+        return refuse(
+            "That is not a cairn token (they start with the prefix `cairn token add` prints).",
+        );
+    };
+    if state.auth.caller_of_digest(&digest).is_none() {
+        return refuse("That token is not valid (wrong, revoked or expired).");
+    }
+    let Some(id) = state.sessions.open(digest) else {
+        return refuse("Too many people are signed in right now; try again later.");
+    };
+    let secure = req.connection_info().scheme() == "https"
+        || state
+            .opts
+            .public_url
+            .as_deref()
+            .is_some_and(|u| u.starts_with("https://"));
+    let cookie = actix_web::cookie::Cookie::build(session::COOKIE, id)
+        .path("/")
+        .http_only(true)
+        .same_site(actix_web::cookie::SameSite::Strict)
+        .secure(secure)
+        .max_age(actix_web::cookie::time::Duration::seconds(
+            session::LIFETIME.as_secs() as i64,
+        ))
+        .finish();
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, "/"))
+        .cookie(cookie)
+        .finish()
+}
+
+async fn logout(state: web::Data<AppState>, req: HttpRequest) -> HttpResponse {
+    if let Some(id) = session_cookie(&req) {
+        state.sessions.close(&id);
+    }
+    let mut gone = actix_web::cookie::Cookie::build(session::COOKIE, "")
+        .path("/")
+        .http_only(true)
+        .same_site(actix_web::cookie::SameSite::Strict)
+        .finish();
+    gone.make_removal();
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, "/"))
+        .cookie(gone)
+        .finish()
 }
 
 /// Whether a request is a browser's (it asks for HTML): its errors get a page.

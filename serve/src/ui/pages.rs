@@ -485,6 +485,27 @@ fn curl(base: &str, p: &str, method: &str, params: &[Value], op: &Value) -> Stri
     }
 }
 
+/// The sign-in page: who is signed in, or the form (and why the last try failed).
+pub fn login(open: bool, who: Option<&str>, error: Option<&str>) -> String {
+    if open {
+        return "<h1>Sign in</h1><p>This server needs no sign-in: it was started without credentials (<code>--no-auth</code>), and every visitor sees every document.</p>".to_owned();
+    }
+    let mut out = String::from("<h1>Sign in</h1>");
+    if let Some(name) = who {
+        let _ = write!(
+            out,
+            "<p>Signed in as <strong>{}</strong>: pages show your groups' documents.</p><form method=\"post\" action=\"/logout\"><button type=\"submit\">Sign out</button></form>",
+            esc(name)
+        );
+        return out;
+    }
+    if let Some(e) = error {
+        let _ = write!(out, "<p class=\"error\" role=\"alert\">{}</p>", esc(e));
+    }
+    out.push_str("<p>Without signing in you see the public documents. A token from your course or group (<code>cairn token add</code>) shows its documents too; it is sent once, in this form, and the page then keeps only a session cookie.</p><form class=\"login\" method=\"post\" action=\"/login\"><label>Access token <input name=\"token\" type=\"password\" autocomplete=\"off\" required></label> <button type=\"submit\">Sign in</button></form>");
+    out
+}
+
 /// An error as a page for a browser (API clients get problem+json).
 pub fn problem(status: u16, title: &str, detail: &str, trace_id: &str) -> String {
     format!(
