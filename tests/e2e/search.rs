@@ -671,32 +671,25 @@ fn cli_search_retrieve_tree_and_eval() {
     );
     let golden = w.path("golden.yaml");
     let golden = golden.to_str().expect("utf8");
-    let o = cairn(&[
-        "eval",
-        golden,
-        "--index",
-        idx,
-        "--model-dir",
-        model,
-        "--mode",
-        "bm25",
-        "--min-recall",
-        "1.0",
-    ]);
+    let eval = |extra: &[&str]| {
+        let mut args = vec![
+            "eval",
+            golden,
+            "--index",
+            idx,
+            "--model-dir",
+            model,
+            "--mode",
+            "bm25",
+        ];
+        args.extend(extra);
+        cairn(&args)
+    };
+    let o = eval(&["--min-recall", "1.0"]);
     assert!(o.status.success(), "{}", stdout(&o));
     assert!(stdout(&o).contains("recall@5 1.000"), "{}", stdout(&o));
     // The nightly's step summary: a table per mode, a row per kind.
-    let o = cairn(&[
-        "eval",
-        golden,
-        "--index",
-        idx,
-        "--model-dir",
-        model,
-        "--mode",
-        "bm25",
-        "--markdown",
-    ]);
+    let o = eval(&["--markdown"]);
     assert!(o.status.success(), "{}", stdout(&o));
     let md = stdout(&o);
     assert!(

@@ -381,64 +381,68 @@ pub fn api(doc: &Value, base: &str) -> String {
     let mut out = String::from(
         "<h1>HTTP API</h1><p>Every operation answers JSON; errors are RFC 9457 <code>application/problem+json</code> naming the field at fault. Send <code>Authorization: Bearer $CAIRN_TOKEN</code> (make one with <code>cairn token add NAME</code>). The machine-readable document is <a href=\"/openapi.json\">/openapi.json</a> (import it as a GPT Action).</p>",
     );
-    let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
-        return out;
-    };
+    // Every (method, path, operation) of the document, in its order.
+    let ops: Vec<(&str, &str, &Value)> = doc
+        .get("paths")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .flat_map(|(p, item)| {
+            item.as_object()
+                .into_iter()
+                .flatten()
+                .map(move |(m, op)| (m.as_str(), p.as_str(), op))
+        })
+        .collect();
     out.push_str("<nav aria-label=\"Operations\"><ul class=\"toc\">");
-    for (p, item) in paths {
-        for (method, op) in item.as_object().into_iter().flatten() {
-            let id = s(op, "operationId");
-            let _ = write!(
-                out,
-                "<li><a href=\"#{}\"><code>{} {}</code></a> {}</li>",
-                attr(id),
-                esc(&method.to_uppercase()),
-                esc(p),
-                esc(s(op, "summary"))
-            );
-        }
+    for (method, p, op) in &ops {
+        let _ = write!(
+            out,
+            "<li><a href=\"#{}\"><code>{} {}</code></a> {}</li>",
+            attr(s(op, "operationId")),
+            esc(&method.to_uppercase()),
+            esc(p),
+            esc(s(op, "summary"))
+        );
     }
     out.push_str("</ul></nav>");
-    for (p, item) in paths {
-        for (method, op) in item.as_object().into_iter().flatten() {
-            let id = s(op, "operationId");
-            let _ = write!(
-                out,
-                "<section class=\"op\" id=\"{}\"><h2><code>{} {}</code></h2><p>{}</p>",
-                attr(id),
-                esc(&method.to_uppercase()),
-                esc(p),
-                esc(s(op, "description"))
-            );
-            let params = op
-                .get("parameters")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            if !params.is_empty() {
-                out.push_str("<table class=\"params\"><thead><tr><th scope=\"col\">Parameter</th><th scope=\"col\">In</th><th scope=\"col\">Required</th><th scope=\"col\">Meaning</th></tr></thead><tbody>");
-                for prm in &params {
-                    let _ = write!(
-                        out,
-                        "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                        esc(s(prm, "name")),
-                        esc(s(prm, "in")),
-                        if prm.get("required").and_then(Value::as_bool) == Some(true) {
-                            "yes"
-                        } else {
-                            "no"
-                        },
-                        esc(s(prm, "description"))
-                    );
-                }
-                out.push_str("</tbody></table>");
+    for (method, p, op) in &ops {
+        let _ = write!(
+            out,
+            "<section class=\"op\" id=\"{}\"><h2><code>{} {}</code></h2><p>{}</p>",
+            attr(s(op, "operationId")),
+            esc(&method.to_uppercase()),
+            esc(p),
+            esc(s(op, "description"))
+        );
+        let params = op
+            .get("parameters")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if !params.is_empty() {
+            out.push_str("<table class=\"params\"><thead><tr><th scope=\"col\">Parameter</th><th scope=\"col\">In</th><th scope=\"col\">Required</th><th scope=\"col\">Meaning</th></tr></thead><tbody>");
+            for prm in &params {
+                let _ = write!(
+                    out,
+                    "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    esc(s(prm, "name")),
+                    esc(s(prm, "in")),
+                    if prm.get("required").and_then(Value::as_bool) == Some(true) {
+                        "yes"
+                    } else {
+                        "no"
+                    },
+                    esc(s(prm, "description"))
+                );
             }
-            let _ = write!(
-                out,
-                "<pre class=\"curl\" tabindex=\"0\"><code>{}</code></pre></section>",
-                esc(&curl(base, p, method, &params, op))
-            );
+            out.push_str("</tbody></table>");
         }
+        let _ = write!(
+            out,
+            "<pre class=\"curl\" tabindex=\"0\"><code>{}</code></pre></section>",
+            esc(&curl(base, p, method, &params, op))
+        );
     }
     out
 }
