@@ -398,6 +398,23 @@ fn a_person_searches_reads_cites_and_browses_in_a_real_browser() {
     b.click_to_load("li.file a");
     b.until("document.querySelectorAll('tr.cited').length > 0");
 
+    // A notebook reads as its cells, each raw line anchored once.
+    b.open(&format!(
+        "{base}/doc/science/alpha/notebooks/demo.ipynb?lines=1-60"
+    ));
+    let text = b.eval("document.querySelector('.code').textContent");
+    assert!(
+        text.as_str().is_some_and(
+            |t| t.contains("model = alpha.fit_model(data)") && !t.contains("\"source\"")
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        b.eval("(() => { const ids = Array.from(document.querySelectorAll('tr[id]')).map(r => r.id); return ids.length === new Set(ids).size; })()"),
+        json!(true)
+    );
+    check_a11y(&mut b, "notebook passage");
+
     // The API reference.
     b.open(&format!("{base}/api"));
     assert_eq!(

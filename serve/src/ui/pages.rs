@@ -276,12 +276,24 @@ pub fn passage(cited: &Value, window: &Value, before: u32, after: u32) -> String
         );
     }
     out.push_str("<div class=\"code\" role=\"region\" aria-label=\"Source lines\" tabindex=\"0\"><table><tbody>");
+    let mut anchored = std::collections::HashSet::new();
     for (i, html) in coloured.iter().enumerate() {
         let ln = number(i);
         let cited_line = (a..=b).contains(&ln);
+        // A notebook's rendered lines can stand for one raw line (a cell's
+        // marker, fences, its first line): the anchor goes on the first, the
+        // number shows once.
+        let first = anchored.insert(ln);
+        let (id, link) = match first {
+            true => (
+                format!(" id=\"L{ln}\""),
+                format!("<a href=\"#L{ln}\">{ln}</a>"),
+            ),
+            false => (String::new(), String::new()),
+        };
         let _ = writeln!(
             out,
-            "<tr id=\"L{ln}\"{cls}><td class=\"ln\"><a href=\"#L{ln}\">{ln}</a></td><td class=\"src\"><code>{html}</code></td></tr>",
+            "<tr{id}{cls}><td class=\"ln\">{link}</td><td class=\"src\"><code>{html}</code></td></tr>",
             cls = if cited_line { " class=\"cited\"" } else { "" },
         );
     }
