@@ -13,11 +13,25 @@ use cairn_serve::config::{
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+/// What `cairn --version` prints: the version, the commit it was built
+/// from and the index format it reads.
+pub fn version_line() -> &'static str {
+    static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LINE.get_or_init(|| {
+        format!(
+            "{} (commit {}, index format {})",
+            env!("CARGO_PKG_VERSION"),
+            env!("CAIRN_GIT_COMMIT"),
+            cairn_index::manifest::FORMAT_VERSION
+        )
+    })
+}
+
 /// `cairn`'s arguments.
 #[derive(Parser)]
 #[command(
     name = "cairn",
-    version,
+    version = version_line(),
     about = "Reproducible citation search over scientific software repositories"
 )]
 pub struct Cli {
@@ -53,6 +67,17 @@ pub enum Command {
     Openapi(OpenapiArgs),
     /// Recheck every checksum, content hash and chunk span of the current version.
     Verify(VerifyArgs),
+    /// Print shell completions (bash, zsh, fish, powershell, elvish) for `cairn`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) for `cairn`.
+    Man,
+}
+
+/// `cairn completions`.
+#[derive(clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    pub shell: clap_complete::Shell,
 }
 
 /// Where the embedding model runs.

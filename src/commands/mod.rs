@@ -3,6 +3,7 @@
 //! library error that a flag would fix gets that flag named by [`flag_hint`].
 
 mod build;
+mod completions;
 mod eval;
 mod mcp;
 mod openapi;
@@ -33,6 +34,8 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Token(a) => token::run(a),
         Command::Openapi(a) => openapi::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man => completions::man(),
     }
 }
 

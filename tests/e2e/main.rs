@@ -8,6 +8,7 @@ mod fixtures;
 mod fuzz;
 mod hardening;
 mod http;
+mod install;
 mod mcp;
 mod publish;
 mod readme;
