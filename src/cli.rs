@@ -67,10 +67,25 @@ pub enum Command {
     Openapi(OpenapiArgs),
     /// Recheck every checksum, content hash and chunk span of the current version.
     Verify(VerifyArgs),
+    /// Check this machine: model and its sha256, index root and CURRENT, tokens file, disk, CPU.
+    Doctor(DoctorArgs),
     /// Print shell completions (bash, zsh, fish, powershell, elvish) for `cairn`.
     Completions(CompletionsArgs),
     /// Print the man page (roff) for `cairn`.
     Man,
+}
+
+/// `cairn doctor`.
+#[derive(clap::Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub open: OpenArgs,
+    /// Tokens file (`cairn token add`).
+    #[arg(long, default_value = DEFAULT_TOKENS, env = "CAIRN_TOKENS")]
+    pub tokens: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `cairn completions`.

@@ -4,6 +4,7 @@
 
 mod build;
 mod completions;
+mod doctor;
 mod eval;
 mod mcp;
 mod openapi;
@@ -34,6 +35,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Token(a) => token::run(a),
         Command::Openapi(a) => openapi::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Doctor(a) => doctor::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
     }

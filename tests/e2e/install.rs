@@ -40,3 +40,72 @@ fn completions_and_the_man_page_come_from_the_argument_types() {
         "{page}"
     );
 }
+
+#[test]
+fn doctor_checks_the_index_the_model_and_the_tokens_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = crate::fixtures::World::new();
+    let built = w.build("out", &[]);
+    assert!(
+        built.status.success(),
+        "{}",
+        crate::fixtures::stderr(&built)
+    );
+    let (idx, model, tokens) = (w.path("out"), w.model.clone(), w.path("tokens.json"));
+    let doctor = || {
+        cairn(&[
+            "doctor",
+            "--index",
+            idx.to_str().expect("utf8"),
+            "--model-dir",
+            model.to_str().expect("utf8"),
+            "--tokens",
+            tokens.to_str().expect("utf8"),
+            "--json",
+        ])
+    };
+    let status_of = |out: &std::process::Output, name: &str| -> String {
+        let v: serde_json::Value = serde_json::from_str(&stdout(out)).expect("json");
+        v.as_array()
+            .and_then(|a| a.iter().find(|c| c["name"] == name))
+            .map(|c| format!("{} {}", c["status"].as_str().unwrap_or(""), c["detail"]))
+            .unwrap_or_default()
+    };
+    let o = doctor();
+    assert!(o.status.success(), "{}", stdout(&o));
+    assert!(status_of(&o, "index").starts_with("ok"), "{}", stdout(&o));
+    assert!(
+        status_of(&o, "model").contains("the index was built with it"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(status_of(&o, "cpu").starts_with("ok"));
+    // A tokens file others can read fails the check, and the command.
+    let t = cairn(&[
+        "token",
+        "add",
+        "bot",
+        "--tokens",
+        tokens.to_str().expect("utf8"),
+    ]);
+    assert!(t.status.success(), "{}", crate::fixtures::stderr(&t));
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let o = doctor();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        status_of(&o, "tokens").starts_with("fail")
+            && status_of(&o, "tokens").contains("chmod 600"),
+        "{}",
+        stdout(&o)
+    );
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    // A CURRENT naming no version fails, and says why.
+    std::fs::write(idx.join("CURRENT"), "0123456789abcdef\n").expect("write");
+    let o = doctor();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        status_of(&o, "index").contains("does not exist"),
+        "{}",
+        stdout(&o)
+    );
+}
