@@ -306,6 +306,17 @@ pub struct EvalArgs {
     /// Print Markdown tables (per kind, then the misses), e.g. for `$GITHUB_STEP_SUMMARY`.
     #[arg(long)]
     pub markdown: bool,
+    /// A previous `cairn eval --json` of the same file: exit 1 when hybrid
+    /// recall@k or MRR@10 fell by more than `--max-drop` since.
+    #[arg(long)]
+    pub baseline: Option<PathBuf>,
+    /// The largest fall from `--baseline` tolerated (0.02: a question on a
+    /// 100-question file moves recall@5 by 0.01).
+    #[arg(long, default_value_t = 0.02, requires = "baseline")]
+    pub max_drop: f64,
+    /// Exit 1 when any guard question fails (a `never_first` doc came first, or a hit left the filters).
+    #[arg(long)]
+    pub fail_on_guard: bool,
 }
 
 /// How much CPU work a server takes on, shared by `serve` and `mcp`.

@@ -3,7 +3,9 @@
 use crate::cli::EvalArgs;
 use crate::commands::{print_json, status};
 use crate::output;
+use anyhow::Context;
 use cairn_search::Mode;
+use cairn_search::eval::EvalReport;
 use std::process::ExitCode;
 
 /// Scores each mode; exit 1 when hybrid recall@k is below `--min-recall`.
@@ -43,5 +45,61 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         (Some(min), Some(r)) => r.overall.recall_at_k < min,
         _ => false,
     };
-    Ok(status(below))
+    let fell = match (&a.baseline, gate) {
+        (Some(path), Some(r)) => fell_since(path, r, a.max_drop)?,
+        _ => false,
+    };
+    let guard = a.fail_on_guard
+        && reports
+            .iter()
+            .flat_map(|r| &r.outcomes)
+            .any(|o| o.guard_failed);
+    if guard {
+        eprintln!("a guard question failed (see the misses)");
+    }
+    Ok(status(below || fell || guard))
+}
+
+/// Compares `now` with the same mode's figures in a previous `--json`
+/// report, printing both to stderr; true when either fell by more than `max_drop`.
+fn fell_since(path: &std::path::Path, now: &EvalReport, max_drop: f64) -> anyhow::Result<bool> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("--baseline {}", path.display()))?;
+    let before: serde_json::Value = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "--baseline {}: not a `cairn eval --json` report",
+            path.display()
+        )
+    })?;
+    let mode = serde_json::to_value(now.mode)?;
+    let Some(old) = before
+        .as_array()
+        .and_then(|a| a.iter().find(|r| r["mode"] == mode))
+    else {
+        anyhow::bail!("--baseline {}: holds no {mode} report", path.display());
+    };
+    let mut fell = false;
+    for (name, was, is) in [
+        (
+            "recall@k",
+            old["overall"]["recall_at_k"].as_f64(),
+            now.overall.recall_at_k,
+        ),
+        (
+            "MRR@10",
+            old["overall"]["mrr_at_10"].as_f64(),
+            now.overall.mrr_at_10,
+        ),
+    ] {
+        let Some(was) = was else {
+            anyhow::bail!("--baseline {}: no {name}", path.display());
+        };
+        let drop = was - is;
+        eprintln!("{name} {is:.3} (baseline {was:.3}, {:+.3})", is - was);
+        if drop > max_drop + 1e-9 {
+            eprintln!("{name} fell by {drop:.3}, more than --max-drop {max_drop}");
+            fell = true;
+        }
+    }
+    Ok(fell)
 }

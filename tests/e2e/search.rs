@@ -1,6 +1,6 @@
 //! The search library over a fixture index: filters, links, retrieval, fallbacks.
 
-use crate::fixtures::{World, cairn, stdout};
+use crate::fixtures::{World, cairn, stderr, stdout};
 use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec};
 use cairn_index::{IndexRoot, LineIndex, Snapshot};
 use cairn_search::rank;
@@ -699,6 +699,48 @@ fn cli_search_retrieve_tree_and_eval() {
     assert!(md.contains("| **all** | 1 | 1.000 | 1.000 |"), "{md}");
     assert!(md.contains("| api | 1 | 1.000 |"), "{md}");
     assert!(!md.contains("Misses"), "{md}");
+    // The nightly's gate: today's figures against the last release's.
+    let o = eval(&["--json"]);
+    let baseline = w.path("baseline.json");
+    std::fs::write(&baseline, stdout(&o)).expect("baseline");
+    let baseline = baseline.to_str().expect("utf8");
+    let o = eval(&["--baseline", baseline]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("recall@k 1.000 (baseline 1.000, +0.000)"),
+        "{}",
+        stderr(&o)
+    );
+    // The same question answered elsewhere now: recall fell, the gate says by how much.
+    std::fs::write(
+        w.path("golden.yaml"),
+        "- id: def\n  query: fit_model\n  filters: {}\n  relevant:\n    - doc_id: science/alpha/docs/crlf.txt\n      lines: [1, 1]\n  kind: api\n",
+    )
+    .expect("golden");
+    let o = eval(&["--baseline", baseline]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("recall@k fell by 1.000, more than --max-drop 0.02"),
+        "{}",
+        stderr(&o)
+    );
+    // A guard that breaks fails the gate only when asked.
+    std::fs::write(
+        w.path("golden.yaml"),
+        "- id: g\n  query: fit_model\n  relevant:\n    - doc_id: science/alpha/src/alpha/core.py\n  never_first: [science/alpha/src/]\n  kind: guard\n",
+    )
+    .expect("golden");
+    assert!(eval(&[]).status.success());
+    let o = eval(&["--fail-on-guard"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stderr(&o).contains("a guard question failed"));
+    let o = eval(&["--baseline", "/nonexistent/eval.json"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(
+        stderr(&o).contains("--baseline /nonexistent/eval.json"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 fn span_request(doc_id: &str) -> SpanRequest {
