@@ -109,3 +109,51 @@ fn doctor_checks_the_index_the_model_and_the_tokens_file() {
         stdout(&o)
     );
 }
+
+/// The release path without GitHub: the archive `scripts/package.sh` makes,
+/// installed by `scripts/install.sh` from a `file://` base, sha256 checked.
+#[test]
+fn the_installer_installs_a_packed_release_and_refuses_a_corrupt_one() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (dist, bin) = (dir.path().join("dist"), dir.path().join("bin"));
+    let root = env!("CARGO_MANIFEST_DIR");
+    let target = match std::env::consts::ARCH {
+        "aarch64" => "aarch64-unknown-linux-gnu",
+        _ => "x86_64-unknown-linux-gnu",
+    };
+    let packed = std::process::Command::new(format!("{root}/scripts/package.sh"))
+        .args([env!("CARGO_BIN_EXE_cairn"), target])
+        .arg(&dist)
+        .output()
+        .expect("package.sh");
+    assert!(
+        packed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&packed.stderr)
+    );
+    let install = || {
+        std::process::Command::new("sh")
+            .arg(format!("{root}/scripts/install.sh"))
+            .env("CAIRN_INSTALL_BASE", format!("file://{}", dist.display()))
+            .env("CAIRN_INSTALL_DIR", &bin)
+            .output()
+            .expect("install.sh")
+    };
+    let o = install();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v = std::process::Command::new(bin.join("cairn"))
+        .arg("--version")
+        .output()
+        .expect("run");
+    assert!(String::from_utf8_lossy(&v.stdout).contains("index format"));
+    // A corrupted archive is refused before anything is installed.
+    std::fs::remove_file(bin.join("cairn")).expect("rm");
+    let archive = dist.join(format!("cairn-{target}.tar.gz"));
+    let mut bytes = std::fs::read(&archive).expect("read");
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&archive, bytes).expect("write");
+    let o = install();
+    assert!(!o.status.success());
+    assert!(!bin.join("cairn").exists());
+}
