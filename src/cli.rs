@@ -67,12 +67,27 @@ pub enum Command {
     Openapi(OpenapiArgs),
     /// Recheck every checksum, content hash and chunk span of the current version.
     Verify(VerifyArgs),
+    /// Download the newest published pack (or one named by URL), check its sha256 and drop it into an index root for adoption.
+    Pull(PullArgs),
     /// Check this machine: model and its sha256, index root and CURRENT, tokens file, disk, CPU.
     Doctor(DoctorArgs),
     /// Print shell completions (bash, zsh, fish, powershell, elvish) for `cairn`.
     Completions(CompletionsArgs),
     /// Print the man page (roff) for `cairn`.
     Man,
+}
+
+/// `cairn pull`.
+#[derive(clap::Args)]
+pub struct PullArgs {
+    /// `latest`, a `latest.json` URL, or a pack URL (its `.sha256` must lie beside it).
+    pub source: String,
+    /// Index root to drop the pack into.
+    #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
+    pub index: PathBuf,
+    /// The `latest.json` that `latest` means (default: the nightly's release).
+    #[arg(long, env = "CAIRN_PULL_FROM")]
+    pub from: Option<String>,
 }
 
 /// `cairn doctor`.

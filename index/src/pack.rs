@@ -427,3 +427,76 @@ fn prune_packs(dir: &Path, keep: usize) {
         let _ = fs::remove_file(&p);
     }
 }
+
+/// Writes a pack that arrives as a stream (a download) into `root` for
+/// adoption: the bytes go to a scratch file while they are hashed, and only
+/// when they hash to `expected_sha256` do the `.sha256` and then the pack
+/// (by an atomic rename) appear in the root, as a dropped pack must. A
+/// mismatch leaves nothing behind. Returns the dropped pack's path.
+pub fn drop_pack(
+    root: &IndexRoot,
+    version: &IndexVersion,
+    bytes: impl io::Read,
+    expected_sha256: &str,
+) -> Result<PathBuf, PackError> {
+    let name = pack_name(version);
+    let dir = root.path();
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let part = dir.join(format!(".{name}.part"));
+    let written = (|| {
+        let mut out = BufWriter::new(File::create(&part)?);
+        let mut hasher = HashingReader::new(bytes);
+        io::copy(&mut hasher, &mut out)?;
+        out.into_inner()
+            .map_err(io::IntoInnerError::into_error)?
+            .sync_all()?;
+        Ok::<_, io::Error>(hasher.finish())
+    })();
+    let actual = match written {
+        Ok(sha) => sha,
+        Err(e) => {
+            let _ = fs::remove_file(&part);
+            return Err(io_err(&part)(e));
+        }
+    };
+    let pack = dir.join(&name);
+    if !actual.eq_ignore_ascii_case(expected_sha256.trim()) {
+        let _ = fs::remove_file(&part);
+        return Err(PackError::ChecksumMismatch {
+            path: pack,
+            expected: expected_sha256.trim().to_owned(),
+            actual,
+        });
+    }
+    let sums = checksum_path(&pack);
+    fs::write(&sums, format!("{actual}  {name}\n")).map_err(io_err(&sums))?;
+    fs::rename(&part, &pack).map_err(io_err(&pack))?;
+    Ok(pack)
+}
+
+/// A reader that hashes what passes through it.
+struct HashingReader<R> {
+    inner: R,
+    hasher: sha2::Sha256,
+}
+
+impl<R: io::Read> HashingReader<R> {
+    fn new(inner: R) -> Self {
+        Self {
+            inner,
+            hasher: <sha2::Sha256 as sha2::Digest>::new(),
+        }
+    }
+
+    fn finish(self) -> String {
+        hex::encode(sha2::Digest::finalize(self.hasher))
+    }
+}
+
+impl<R: io::Read> io::Read for HashingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        sha2::Digest::update(&mut self.hasher, &buf[..n]);
+        Ok(n)
+    }
+}

@@ -9,6 +9,7 @@ mod eval;
 mod mcp;
 mod openapi;
 mod pack;
+mod pull;
 mod retrieve;
 mod search;
 mod serve;
@@ -35,6 +36,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Token(a) => token::run(a),
         Command::Openapi(a) => openapi::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Pull(a) => pull::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),

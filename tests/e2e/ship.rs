@@ -238,3 +238,102 @@ fn packs_are_checked_before_they_are_served() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// A static file server (Python's) over `dir` on a free loopback port, until dropped.
+struct Files(std::process::Child, u16);
+
+impl Files {
+    fn serve(dir: &Path) -> Files {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("port");
+        let child = std::process::Command::new("python3")
+            .args([
+                "-m",
+                "http.server",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--directory",
+            ])
+            .arg(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("python3 -m http.server");
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Files(child, port)
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn pull_fetches_the_newest_pack_checks_it_and_drops_it_for_adoption() {
+    let w = World::new();
+    let built = w.build("out", &[]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let dist = w.path("dist");
+    let info = pack_index(&w.path("out"), &dist);
+    let version = info["index_version"].as_str().expect("version").to_owned();
+    let name = format!("cairn-index-{version}.tar.zst");
+    let latest = |sha: &str| {
+        std::fs::write(
+            dist.join("latest.json"),
+            serde_json::json!({"index_version": version, "pack": name, "sha256": sha}).to_string(),
+        )
+        .expect("latest.json");
+    };
+    latest(info["sha256"].as_str().expect("sha"));
+    let files = Files::serve(&dist);
+    let base = format!("http://127.0.0.1:{}", files.1);
+    let root = w.path("server-index");
+    let root_s = root.to_str().expect("utf8");
+    let pull = |source: &str| cairn(&["pull", source, "--index", root_s]);
+
+    // A checksum that does not match: refused, nothing dropped.
+    latest(&"0".repeat(64));
+    let o = pull(&format!("{base}/latest.json"));
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("sha256"), "{}", stderr(&o));
+    assert!(!root.join(&name).exists() && !root.join(format!("{name}.sha256")).exists());
+
+    // The real one: dropped with its checksum, and it unpacks.
+    latest(info["sha256"].as_str().expect("sha"));
+    let o = pull(&format!("{base}/latest.json"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(root.join(&name).is_file() && root.join(format!("{name}.sha256")).is_file());
+    let o = cairn(&[
+        "unpack",
+        root.join(&name).to_str().expect("utf8"),
+        "--index",
+        root_s,
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(current_dir(&root), root.join("versions").join(&version));
+    // Pulled again: already there.
+    let o = pull(&format!("{base}/{name}"));
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("already holds"), "{}", stdout(&o));
+    // A pack URL without its checksum is not taken.
+    std::fs::remove_file(dist.join(format!("{name}.sha256"))).expect("rm");
+    let o = cairn(&[
+        "pull",
+        &format!("{base}/{name}"),
+        "--index",
+        w.path("other").to_str().expect("utf8"),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("checksum"), "{}", stderr(&o));
+}

@@ -1,0 +1,105 @@
+//! `cairn pull`: fetches the newest published pack and drops it into an index
+//! root, checked, for a running `cairn serve` to adopt (or `cairn unpack`).
+//! The download is the only network this command does; checking and
+//! dropping are the library's (`index::pack::drop_pack`).
+
+use crate::cli::PullArgs;
+use anyhow::{Context, bail};
+use cairn_index::layout::IndexRoot;
+use cairn_index::{IndexVersion, pack};
+use serde::Deserialize;
+use std::process::ExitCode;
+
+/// Where the nightly job publishes `latest.json` (a release it overwrites each night).
+pub const DEFAULT_LATEST: &str =
+    "https://github.com/cairn-search/cairn/releases/download/index-latest/latest.json";
+
+/// What `latest.json` says: the newest pack, relative to the file's own URL.
+#[derive(Deserialize)]
+struct Latest {
+    index_version: String,
+    pack: String,
+    sha256: String,
+}
+
+/// Runs the pull.
+pub fn run(a: PullArgs) -> anyhow::Result<ExitCode> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_connect(Some(std::time::Duration::from_secs(30)))
+        .build()
+        .into();
+    let source = match a.source.as_str() {
+        "latest" => a.from.clone().unwrap_or_else(|| DEFAULT_LATEST.to_owned()),
+        s => s.to_owned(),
+    };
+    let (version, pack_url, sha256) = if source.ends_with(".json") {
+        let latest: Latest = serde_json::from_str(
+            &agent
+                .get(&source)
+                .call()
+                .and_then(|mut r| r.body_mut().read_to_string())
+                .with_context(|| format!("downloading {source}"))?,
+        )
+        .with_context(|| {
+            format!("{source}: not a latest.json ({{index_version, pack, sha256}})")
+        })?;
+        let base = source.rsplit_once('/').map_or("", |(b, _)| b);
+        (
+            latest.index_version,
+            format!("{base}/{}", latest.pack),
+            latest.sha256,
+        )
+    } else if let Some(name) = source
+        .rsplit('/')
+        .next()
+        .filter(|n| n.ends_with(pack::PACK_SUFFIX))
+    {
+        let version = name
+            .strip_prefix(pack::PACK_PREFIX)
+            .and_then(|n| n.strip_suffix(pack::PACK_SUFFIX))
+            .with_context(|| format!("{source}: not a cairn pack name"))?
+            .to_owned();
+        let sums = agent
+            .get(&format!("{source}.sha256"))
+            .call()
+            .and_then(|mut r| r.body_mut().read_to_string())
+            .with_context(|| {
+                format!("downloading {source}.sha256 (a pack is only taken with its checksum)")
+            })?;
+        let sha = sums.split_whitespace().next().unwrap_or("").to_owned();
+        (version, source.clone(), sha)
+    } else {
+        bail!(
+            "{source}: give `latest`, a latest.json URL or a pack URL (…/cairn-index-<version>.tar.zst)"
+        );
+    };
+    let version = IndexVersion::parse(&version)
+        .map_err(|e| anyhow::anyhow!("index version {version:?}: {e}"))?;
+    let root = IndexRoot::new(&a.index);
+    if root.version_dir(&version).path().is_dir() {
+        println!(
+            "{} already holds index {version}: nothing to pull",
+            a.index.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let response = agent
+        .get(&pack_url)
+        .call()
+        .with_context(|| format!("downloading {pack_url}"))?;
+    let reader = response
+        .into_body()
+        .into_with_config()
+        .limit(u64::MAX)
+        .reader();
+    let dropped = pack::drop_pack(&root, &version, reader, &sha256)
+        .with_context(|| format!("{pack_url} was not dropped"))?;
+    println!(
+        "dropped {} (sha256 checked): a running `cairn serve --index {}` adopts it; or run `cairn unpack {} --index {}`",
+        dropped.display(),
+        a.index.display(),
+        dropped.display(),
+        a.index.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
