@@ -155,14 +155,7 @@ async fn search(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResp
         return Ok(html_response(actix_web::http::StatusCode::OK, body));
     }
     let version = run(Kind::Version, &state, &req, json!({})).await?;
-    let mut main = pages::search(&form, &version, answer.as_ref());
-    if let Some(e) = error_html {
-        main = main.replacen(
-            "<section id=\"results\" aria-live=\"polite\">",
-            &format!("<section id=\"results\" aria-live=\"polite\">{e}"),
-            1,
-        );
-    }
+    let main = pages::search(&form, &version, answer.as_ref(), error_html.as_deref());
     let title = if form.q.is_empty() {
         "Search".to_owned()
     } else {

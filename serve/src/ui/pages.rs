@@ -93,9 +93,15 @@ fn select(name: &str, label: &str, chosen: &str, choices: &[String]) -> String {
 }
 
 /// The search form and, when a query was given, its hits (`answer` is the
-/// search operation's answer). `version` is the version operation's answer,
-/// whose repositories are the filter choices this caller may see.
-pub fn search(form: &SearchForm, version: &Value, answer: Option<&Value>) -> String {
+/// search operation's answer) or why it was refused (`error`, HTML).
+/// `version` is the version operation's answer, whose repositories are the
+/// filter choices this caller may see.
+pub fn search(
+    form: &SearchForm,
+    version: &Value,
+    answer: Option<&Value>,
+    error: Option<&str>,
+) -> String {
     let repos: Vec<String> = version
         .get("repos")
         .and_then(Value::as_array)
@@ -119,9 +125,10 @@ pub fn search(form: &SearchForm, version: &Value, answer: Option<&Value>) -> Str
         rp = select("repo", "Repository", &form.repo, &repos),
     );
     main.push_str("<section id=\"results\" aria-live=\"polite\">");
+    main.push_str(error.unwrap_or(""));
     if let Some(a) = answer {
         main.push_str(&results(form, a));
-    } else {
+    } else if error.is_none() {
         main.push_str("<p class=\"hint\">Ask a question or type an identifier. Press <kbd>/</kbd> to search, <kbd>j</kbd>/<kbd>k</kbd> to move between hits, <kbd>Enter</kbd> to open one.</p>");
     }
     main.push_str("</section>");
