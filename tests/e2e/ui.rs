@@ -281,3 +281,45 @@ async fn a_token_signs_in_once_and_the_cookie_holds_only_a_session() {
         "{set}"
     );
 }
+
+#[actix_web::test]
+async fn hostile_page_requests_are_bounded() {
+    let s = served(None, |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    // A query past the search's limit is refused on the page, naming the field.
+    let long = "a".repeat(5_000);
+    let (status, _, body) = page!(app, format!("/?q={long}"), Some(s.reader.as_str()));
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        body.contains("<code>query</code>: must be at most"),
+        "{body}"
+    );
+    // Huge spans and context ask for no more than the caps allow.
+    let (status, _, body) = page!(
+        app,
+        "/doc/science/alpha/docs/long.txt?lines=1-4000000000&before=4000000000&after=4000000000",
+        Some(s.reader.as_str())
+    );
+    assert!(status.as_u16() < 500, "{status}");
+    assert!(
+        body.matches("<tr").count() <= 400 + 2 * 150,
+        "{}",
+        body.matches("<tr").count()
+    );
+    // Sign-in bodies: too large, or compressed, are refused before they are read.
+    let big = test::TestRequest::post()
+        .uri("/login")
+        .insert_header(("content-type", "application/x-www-form-urlencoded"))
+        .set_payload(format!("token={}", "x".repeat(2 << 20)))
+        .to_request();
+    let res = test::call_service(&app, big).await;
+    assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let gz = test::TestRequest::post()
+        .uri("/login")
+        .insert_header(("content-type", "application/x-www-form-urlencoded"))
+        .insert_header(("content-encoding", "gzip"))
+        .set_payload("token=x")
+        .to_request();
+    let res = test::call_service(&app, gz).await;
+    assert_eq!(res.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+}
