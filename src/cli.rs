@@ -53,6 +53,8 @@ pub enum Command {
     Search(SearchArgs),
     /// Print exact lines of a document, with their links.
     Retrieve(RetrieveArgs),
+    /// Explain an error: where the indexed code raises it and what explains it.
+    Explain(ExplainArgs),
     /// List the doc_id tree.
     Tree(TreeArgs),
     /// Score search against golden queries: recall@k, MRR@10, nDCG@10, per kind, and the misses.
@@ -256,6 +258,27 @@ pub struct SearchArgs {
     /// Evidence below this (cosine, 0 to 1) marks the answer insufficient.
     #[arg(long)]
     pub threshold: Option<f32>,
+    /// Print the API's JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cairn explain`.
+#[derive(clap::Args)]
+pub struct ExplainArgs {
+    /// The error text (a traceback, a log excerpt or a message); `-` or none reads stdin.
+    pub text: Option<String>,
+    #[command(flatten)]
+    pub open: OpenArgs,
+    /// Only this toolkit's code and docs.
+    #[arg(long)]
+    pub toolkit: Option<String>,
+    /// The version you have installed (frames are then located by text and function).
+    #[arg(long)]
+    pub version: Option<String>,
+    /// Explaining passages wanted (1 to 20).
+    #[arg(long, default_value_t = cairn_search::explain::DEFAULT_EXPLAIN_LIMIT)]
+    pub limit: usize,
     /// Print the API's JSON.
     #[arg(long)]
     pub json: bool,

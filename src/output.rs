@@ -92,3 +92,48 @@ pub fn print_eval(r: &EvalReport) {
         println!("       lists: {}", miss.lists.join(", "));
     }
 }
+
+/// Prints an errors evaluation: its figures, then each miss (as a table with `markdown`).
+pub fn print_error_eval(file: &str, r: &cairn_search::eval::ErrorReport, markdown: bool) {
+    let rank = |r: Option<usize>| r.map_or("-".to_owned(), |r| r.to_string());
+    if markdown {
+        println!("### {file}\n");
+        println!("| errors | raise site recall@1 | recall@3 | message only @1 | explain recall@5 | p50 ms | p95 ms |");
+        println!("| --- | --- | --- | --- | --- | --- | --- |");
+        println!(
+            "| {} | {:.3} | {:.3} | {:.3} | {:.3} ({} scored) | {:.1} | {:.1} |\n",
+            r.errors, r.raise_recall_at_1, r.raise_recall_at_3, r.message_only_recall_at_1, r.explain_recall_at_5, r.explain_scored, r.p50_ms, r.p95_ms
+        );
+        if !r.misses.is_empty() {
+            println!("| miss | shape | raise rank | explain rank | first site |");
+            println!("| --- | --- | --- | --- | --- |");
+        }
+        for m in &r.misses {
+            println!(
+                "| {} | {} | {} | {} | {} |",
+                m.id,
+                m.kind,
+                rank(m.raise_rank),
+                rank(m.explain_rank),
+                m.sites.first().map_or("", String::as_str)
+            );
+        }
+        return;
+    }
+    println!(
+        "explain  raise-site recall@1 {:.3}  @3 {:.3}  message only @1 {:.3}  explain recall@5 {:.3} ({} scored)  p50 {:.1} ms  p95 {:.1} ms  ({} errors)",
+        r.raise_recall_at_1, r.raise_recall_at_3, r.message_only_recall_at_1, r.explain_recall_at_5, r.explain_scored, r.p50_ms, r.p95_ms, r.errors
+    );
+    for m in &r.misses {
+        println!(
+            "  miss {} [{}]: raise site at {} (message only {}), explain at {}; first site {}",
+            m.id,
+            m.kind,
+            rank(m.raise_rank),
+            rank(m.message_only_rank),
+            rank(m.explain_rank),
+            m.sites.first().map_or("-", String::as_str)
+        );
+        println!("       explains: {}", m.explains.join(", "));
+    }
+}

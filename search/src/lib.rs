@@ -2,7 +2,8 @@
 //! MCP server call (nancy-brain's RAGService): [`Engine::search`],
 //! [`Engine::retrieve`], [`Engine::retrieve_batch`], [`Engine::tree`],
 //! [`Engine::version`], [`Engine::health`], [`Engine::context`] (cited passages
-//! that fit a prompt's token budget) and runtime weights. Connectors
+//! that fit a prompt's token budget), [`Engine::explain`] (an error's raise
+//! sites, frames and explaining passages) and runtime weights. Connectors
 //! never read index files; they call this.
 //!
 //! Depends on `cairn-index` (reading a version) and `cairn-embed` (the query
@@ -14,6 +15,7 @@ pub mod code;
 pub mod context;
 mod engine;
 pub mod eval;
+pub mod explain;
 pub mod links;
 pub mod query_vectors;
 pub mod rank;
@@ -25,6 +27,8 @@ pub use access::Caller;
 pub use code::Code;
 pub use context::{ChatMessage, Citation, ContextRequest, ContextResponse, TokenizerName};
 pub use engine::{Engine, EngineOptions};
+pub(crate) use engine::check_deadline;
+pub use explain::{ExplainRequest, ExplainResponse};
 pub use query_vectors::CacheStats;
 pub use types::*;
 

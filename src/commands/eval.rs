@@ -11,6 +11,9 @@ use std::process::ExitCode;
 /// Scores each mode; exit 1 when hybrid recall@k is below `--min-recall`.
 pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     let engine = a.open.engine()?;
+    if cairn_search::eval::is_error_file(&a.golden)? {
+        return errors(&engine, &a);
+    }
     let queries = cairn_search::eval::load(&a.golden)?;
     let modes: Vec<Mode> = match a.mode.is_empty() {
         true => vec![Mode::Hybrid, Mode::Bm25, Mode::Vector],
@@ -58,6 +61,19 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         eprintln!("a guard question failed (see the misses)");
     }
     Ok(status(below || fell || guard))
+}
+
+/// Scores explain over a golden errors file; exit 1 when raise-site recall@1
+/// is below `--min-recall`.
+fn errors(engine: &cairn_search::Engine, a: &EvalArgs) -> anyhow::Result<ExitCode> {
+    let errors = cairn_search::eval::load_errors(&a.golden)?;
+    let r = cairn_search::eval::evaluate_errors(engine, &errors)?;
+    if a.json {
+        print_json(&r)?;
+    } else {
+        output::print_error_eval(&a.golden.display().to_string(), &r, a.markdown);
+    }
+    Ok(status(a.min_recall.is_some_and(|min| r.raise_recall_at_1 < min)))
 }
 
 /// Compares `now` with the same mode's figures in a previous `--json`

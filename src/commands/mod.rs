@@ -6,6 +6,7 @@ mod build;
 mod completions;
 mod doctor;
 mod eval;
+mod explain;
 mod mcp;
 mod openapi;
 mod pack;
@@ -29,6 +30,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Unpack(a) => unpack::run(a),
         Command::Search(a) => search::run(a),
         Command::Retrieve(a) => retrieve::run(a),
+        Command::Explain(a) => explain::run(a),
         Command::Tree(a) => tree::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Serve(a) => serve::run(a),

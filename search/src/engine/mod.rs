@@ -46,10 +46,12 @@ pub struct Engine {
     bm25: rank::Bm25Tables,
     /// Notebooks' cells, parsed when first read.
     notebooks: text::Notebooks,
+    /// Every raising statement and the documents by file name, for explain.
+    sites: crate::explain::Sites,
 }
 
 /// Gives up on work nobody will read: the caller's deadline has passed.
-fn check_deadline(deadline: Option<std::time::Instant>) -> Result<(), SearchError> {
+pub(crate) fn check_deadline(deadline: Option<std::time::Instant>) -> Result<(), SearchError> {
     match deadline {
         Some(d) if std::time::Instant::now() >= d => Err(SearchError::DeadlineExceeded),
         _ => Ok(()),
@@ -141,6 +143,7 @@ impl Engine {
         Ok(Self {
             bm25: rank::Bm25Tables::new(&snap)?,
             notebooks: text::Notebooks::new(snap.docs.len()),
+            sites: crate::explain::Sites::new(&snap),
             snap,
             embedder,
             degraded,
@@ -159,7 +162,7 @@ impl Engine {
         self.embedder.as_ref().map(|e| e.stats())
     }
 
-    fn links(&self, doc: u32, span: LineSpan) -> (String, String) {
+    pub(crate) fn links(&self, doc: u32, span: LineSpan) -> (String, String) {
         let d = &self.snap.docs[doc as usize];
         let repo = self.snap.manifest.repos.iter().find(|r| r.name == d.repo);
         let web = repo.map_or("", |r| r.web_url.as_str());
@@ -202,6 +205,11 @@ impl Engine {
             .set(doc_id, multiplier, namespace, ttl_days, now_unix())?;
         tracing::info!(doc_id, namespace, multiplier = w.multiplier, caller = %by.name, "runtime weight set");
         Ok(w)
+    }
+
+    /// The raising statements of the snapshot.
+    pub(crate) fn sites(&self) -> &crate::explain::Sites {
+        &self.sites
     }
 
     /// The index root.

@@ -1,0 +1,491 @@
+//! [`Engine::explain`]: pasted error text → where the indexed code raises it,
+//! the traceback's frames mapped onto indexed documents, and the passages
+//! that explain it. `parse` reads the text, `template` matches messages
+//! against what the source writes, `sites` lists every raising statement
+//! (built once per opened snapshot). Depends on the engine's search and links.
+
+mod parse;
+mod sites;
+mod template;
+
+pub use parse::{Frame, ParsedError, Shape, parse};
+pub(crate) use sites::Sites;
+pub use template::{Match, Piece, Syntax, Template};
+
+use crate::{Engine, Filters, Hit, Mode, SearchError, SearchRequest, access, check_deadline, invalid};
+use cairn_index::LineSpan;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// The most text one explain reads, in bytes.
+pub const MAX_TEXT_BYTES: usize = 16 * 1024;
+/// Raise sites returned, at most.
+const MAX_SITES: usize = 5;
+/// Explaining passages, by default and at most.
+pub const DEFAULT_EXPLAIN_LIMIT: usize = 5;
+const MAX_EXPLAIN_LIMIT: usize = 20;
+/// How much of a message the matcher reads (a longer one is a log dump).
+const MAX_MESSAGE_CHARS: usize = 2_000;
+/// A literal shorter than this proves nothing (`": "`, `"x"`).
+const MIN_LITERAL: usize = 4;
+
+/// An explain call.
+#[derive(Clone, Debug, Default)]
+pub struct ExplainRequest {
+    /// The pasted traceback, log excerpt or message (≤ 16 KB).
+    pub text: String,
+    /// Only this toolkit's code and docs.
+    pub toolkit: Option<String>,
+    /// The version the user has installed, when known.
+    pub version: Option<String>,
+    /// Explaining passages wanted (1..=20, default 5).
+    pub limit: usize,
+    /// The caller's access groups (None: sees everything).
+    pub groups: Option<Vec<String>>,
+    /// When the answer stops being wanted.
+    pub deadline: Option<std::time::Instant>,
+}
+
+/// Exact lines of an indexed document, with both links.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct Cited {
+    /// The document.
+    pub doc_id: String,
+    /// First line, 1-based.
+    pub start_line: u32,
+    /// Last line, inclusive.
+    pub end_line: u32,
+    /// On the default branch.
+    pub github_url: String,
+    /// On the exact commit.
+    pub permalink: String,
+}
+
+/// A statement that raises the error.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct RaiseSite {
+    /// Where it is.
+    #[serde(flatten)]
+    pub at: Cited,
+    /// The class it raises as written (`ValueError`, `std::runtime_error`).
+    pub exception: String,
+    /// Its enclosing function (`EnsembleSampler.run_mcmc`), empty at module level.
+    pub function: String,
+    /// Its message as the source writes it, `{}` for each computed part.
+    pub template: String,
+    /// Share of the pasted message its literal text accounts for (0 to 1).
+    pub explained: f32,
+    /// The traceback's own frame points into this statement.
+    pub at_frame: bool,
+    /// The statement's source lines.
+    pub source: String,
+}
+
+/// How a frame's line was found in the indexed document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Located {
+    /// The printed line number holds the printed source text.
+    Line,
+    /// No source text was printed; the line number is taken as given.
+    LineUnchecked,
+    /// The printed source text is on another line (another version of the file).
+    Moved,
+    /// Found by the function's definition (the text is not in the indexed file).
+    Function,
+    /// Only the file was found.
+    File,
+}
+
+/// One traceback frame, and the indexed lines it stands for.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct MappedFrame {
+    /// The frame as printed.
+    pub frame: Frame,
+    /// The indexed lines, when the file is indexed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<Cited>,
+    /// How the line was found (absent when the file is not indexed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub located: Option<Located>,
+}
+
+/// What the index knows of the raising lines' history.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct History {
+    /// Whether any history was found.
+    pub available: bool,
+    /// Why not, or what it covers.
+    pub note: String,
+}
+
+/// The answer to an explain call.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct ExplainResponse {
+    /// What the text says.
+    pub parsed: ParsedError,
+    /// Where the indexed code raises it, best first.
+    pub raise_sites: Vec<RaiseSite>,
+    /// The traceback's frames, outermost first, mapped to indexed lines.
+    pub frames: Vec<MappedFrame>,
+    /// Passages that explain it (the hybrid search, seeded with the parsed parts).
+    pub explains: Vec<Hit>,
+    /// The query the explaining passages answer.
+    pub query: String,
+    /// Recent changes to the raising lines.
+    pub history: History,
+    /// What the caller should know (a version that differs from the indexed one …).
+    pub notices: Vec<String>,
+    /// Nothing indexed raises or explains it: say "I don't know".
+    pub insufficient_evidence: bool,
+    /// The version answering.
+    pub index_version: String,
+}
+
+impl Engine {
+    /// Explains pasted error text: its raise sites, its frames, the passages about it.
+    pub fn explain(&self, req: &ExplainRequest) -> Result<ExplainResponse, SearchError> {
+        let text = validate(req)?;
+        let groups = req.groups.as_deref();
+        if let Some(t) = &req.toolkit
+            && !self.snapshot().docs.iter().any(|d| &d.toolkit == t && access::visible(d, groups))
+        {
+            return Err(invalid("toolkit", format!("no indexed toolkit is named {t:?}")));
+        }
+        let parsed = parse(text);
+        let message: String = parsed.message.chars().take(MAX_MESSAGE_CHARS).collect();
+        let has_words = |s: &str| s.split(|c: char| !c.is_alphanumeric()).any(|w| w.chars().count() >= 2);
+        if !has_words(&message) && parsed.exception.is_none() && parsed.frames.is_empty() {
+            return Err(invalid(
+                "text",
+                "holds no words: paste the error message or the traceback as text",
+            ));
+        }
+        let in_scope = |doc: u32| {
+            let d = &self.snapshot().docs[doc as usize];
+            access::visible(d, groups) && req.toolkit.as_ref().is_none_or(|t| &d.toolkit == t)
+        };
+        let frames: Vec<MappedFrame> = parsed
+            .frames
+            .iter()
+            .map(|f| self.map_frame(f, &in_scope))
+            .collect();
+        check_deadline(req.deadline)?;
+        let raise_sites = self.raise_sites(&parsed, &message, &frames, &in_scope);
+        check_deadline(req.deadline)?;
+
+        let toolkit = req.toolkit.clone().or_else(|| {
+            let doc = raise_sites
+                .first()
+                .map(|s| s.at.doc_id.as_str())
+                .or_else(|| frames.iter().rev().find_map(|f| f.at.as_ref()).map(|c| c.doc_id.as_str()))?;
+            let id = cairn_index::DocId::parse(doc).ok()?;
+            let i = self.snapshot().doc_index(&id)?;
+            Some(self.snapshot().docs[i as usize].toolkit.clone())
+        });
+        let query = explain_query(&parsed, &message, raise_sites.first());
+        let search = self.search(&SearchRequest {
+            query: query.clone(),
+            limit: if req.limit == 0 { DEFAULT_EXPLAIN_LIMIT } else { req.limit },
+            filters: Filters {
+                toolkit: toolkit.into_iter().collect(),
+                ..Filters::default()
+            },
+            threshold: None,
+            mode: Mode::Hybrid,
+            groups: req.groups.clone(),
+            deadline: req.deadline,
+        })?;
+        let notices = self.notices(req, &frames);
+        let mapped = frames.iter().any(|f| f.at.is_some());
+        Ok(ExplainResponse {
+            insufficient_evidence: raise_sites.is_empty() && !mapped && search.insufficient_evidence,
+            parsed,
+            raise_sites,
+            frames,
+            explains: search.hits,
+            query,
+            history: History {
+                available: false,
+                note: "this index holds one commit per repository, so it has no history of the raising lines"
+                    .to_owned(),
+            },
+            notices,
+            index_version: self.snapshot().version.to_string(),
+        })
+    }
+
+    /// The document a printed path names (the longest path suffix shared, at
+    /// least the file and its folder), and the line it stands for.
+    fn map_frame(&self, f: &Frame, in_scope: &dyn Fn(u32) -> bool) -> MappedFrame {
+        let parts: Vec<&str> = f.file.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
+        let unmapped = MappedFrame {
+            frame: f.clone(),
+            at: None,
+            located: None,
+        };
+        let Some(name) = parts.last().map(|n| n.to_lowercase()) else {
+            return unmapped;
+        };
+        let shared = |doc: u32| {
+            let path = &self.snapshot().docs[doc as usize].path;
+            path.split('/')
+                .rev()
+                .zip(parts.iter().rev())
+                .take_while(|(a, b)| a == *b)
+                .count()
+        };
+        let best = self
+            .sites()
+            .by_file_name
+            .get(&name)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&d| in_scope(d))
+            .map(|d| (shared(d), d))
+            .filter(|&(n, _)| n >= 2)
+            .max_by_key(|&(n, d)| (n, std::cmp::Reverse(d)));
+        let Some((_, doc)) = best else {
+            return unmapped;
+        };
+        let (line, located) = self.locate(doc, f);
+        let span = LineSpan { start: line, end: line };
+        MappedFrame {
+            frame: f.clone(),
+            at: Some(self.cited(doc, span)),
+            located: Some(located),
+        }
+    }
+
+    /// The line of `doc` a frame stands for, and how it was found.
+    fn locate(&self, doc: u32, f: &Frame) -> (u32, Located) {
+        let text = String::from_utf8_lossy(self.snapshot().doc_bytes(doc));
+        let lines: Vec<&str> = text.lines().collect();
+        let last = lines.len().max(1) as u32;
+        let at = |n: u32| lines.get(n as usize - 1).map(|l| l.trim());
+        let Some(src) = f.source.as_deref().filter(|s| !s.is_empty()) else {
+            return match f.line {
+                n if (1..=last).contains(&n) => (n, Located::LineUnchecked),
+                _ => (1, Located::File),
+            };
+        };
+        if f.line >= 1 && at(f.line) == Some(src) {
+            return (f.line, Located::Line);
+        }
+        let nearest = (1..=last)
+            .filter(|&n| at(n) == Some(src))
+            .min_by_key(|&n| n.abs_diff(f.line));
+        if let Some(n) = nearest {
+            return (n, Located::Moved);
+        }
+        let function = f.function.rsplit('.').next().unwrap_or(&f.function);
+        let def = (!function.is_empty() && function != "<module>")
+            .then(|| {
+                (1..=last).find(|&n| {
+                    at(n).is_some_and(|l| {
+                        l.strip_prefix("def ")
+                            .or_else(|| l.strip_prefix("async def "))
+                            .is_some_and(|r| r.starts_with(function) && r[function.len()..].starts_with('('))
+                    })
+                })
+            })
+            .flatten();
+        match def {
+            Some(n) => (n, Located::Function),
+            None => (1, Located::File),
+        }
+    }
+
+    /// The statements whose message template and class fit the error, best first.
+    fn raise_sites(
+        &self,
+        parsed: &ParsedError,
+        message: &str,
+        frames: &[MappedFrame],
+        in_scope: &dyn Fn(u32) -> bool,
+    ) -> Vec<RaiseSite> {
+        let class = parsed.class_name();
+        // Where the traceback says the error left the indexed code: its innermost mapped frame.
+        let raised_at = frames.iter().rev().find_map(|f| {
+            let at = f.at.as_ref()?;
+            let doc = self.snapshot().doc_index(&cairn_index::DocId::parse(&at.doc_id).ok()?)?;
+            // A line whose printed source text was found is the raise itself, whatever the message.
+            let checked = matches!(f.located, Some(Located::Line | Located::Moved));
+            Some((doc, at.start_line, checked))
+        });
+        let framed: Vec<u32> = frames
+            .iter()
+            .filter_map(|f| f.at.as_ref())
+            .filter_map(|c| self.snapshot().doc_index(&cairn_index::DocId::parse(&c.doc_id).ok()?))
+            .collect();
+        let innermost = parsed
+            .frames
+            .last()
+            .map(|f| f.function.rsplit('.').next().unwrap_or(&f.function))
+            .filter(|f| !f.is_empty());
+        let message = template::Message::new(message);
+        let mut scored: Vec<(f32, &sites::Site, Option<&Template>, Match, bool)> = self
+            .sites()
+            .sites
+            .iter()
+            .filter(|s| in_scope(s.doc))
+            .filter_map(|s| {
+                let (template, m) = s
+                    .templates
+                    .iter()
+                    .map(|t| (t, t.match_message(&message)))
+                    .max_by(|a, b| (a.1.complete, a.1.explained).partial_cmp(&(b.1.complete, b.1.explained)).unwrap_or(std::cmp::Ordering::Equal))
+                    .map_or((None, Match::default()), |(t, m)| (Some(t), m));
+                let said = m.complete && m.longest >= MIN_LITERAL;
+                let at_frame = raised_at.filter(|&(doc, line, _)| {
+                    doc == s.doc && (s.span.start..=s.span.end).contains(&line)
+                });
+                if !said && at_frame.is_none() {
+                    return None;
+                }
+                let mut score = if said { m.explained } else { 0.0 };
+                match class.map(|c| same_class(c, &s.class)) {
+                    Some(true) => score += 0.5,
+                    Some(false) => score -= 0.25,
+                    None => {}
+                }
+                match at_frame {
+                    Some((_, _, true)) => score += 2.0,
+                    Some((_, _, false)) => score += 1.0,
+                    // The frame's line moved (another version), but its function is this one.
+                    None if framed.contains(&s.doc) && innermost == Some(s.function.as_str()) => score += 0.5,
+                    None if framed.contains(&s.doc) => score += 0.2,
+                    None => {}
+                }
+                Some((score, s, template, m, at_frame.is_some()))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.doc.cmp(&b.1.doc)).then(a.1.span.start.cmp(&b.1.span.start)));
+        scored
+            .into_iter()
+            .take(MAX_SITES)
+            .map(|(_, s, template, m, at_frame)| RaiseSite {
+                at: self.cited(s.doc, s.span),
+                exception: s.class.clone(),
+                function: s.qualname.clone(),
+                template: template.map_or_else(String::new, Template::display),
+                explained: (m.explained * 1000.0).round() / 1000.0,
+                at_frame,
+                source: self
+                    .snapshot()
+                    .span_bytes(s.doc, s.span)
+                    .map(|(b, _)| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_default(),
+            })
+            .collect()
+    }
+
+    /// What the caller should know about versions and moved lines.
+    fn notices(&self, req: &ExplainRequest, frames: &[MappedFrame]) -> Vec<String> {
+        let mut notices = Vec::new();
+        let moved = frames
+            .iter()
+            .any(|f| matches!(f.located, Some(Located::Moved | Located::Function | Located::File)));
+        let repos: Vec<&cairn_index::manifest::RepoRecord> = frames
+            .iter()
+            .filter_map(|f| f.at.as_ref())
+            .filter_map(|c| c.doc_id.split('/').nth(1))
+            .filter_map(|r| self.snapshot().manifest.repos.iter().find(|x| x.name == r))
+            .collect();
+        let held = |r: &cairn_index::manifest::RepoRecord| {
+            format!(
+                "{} at commit {} ({})",
+                r.name,
+                r.commit.as_deref().map_or("?", |c| &c[..c.len().min(12)]),
+                r.default_branch.as_deref().unwrap_or("HEAD")
+            )
+        };
+        if let Some(v) = &req.version {
+            let names: Vec<String> = repos.iter().map(|r| held(r)).collect();
+            notices.push(format!(
+                "you have version {v}; the index holds {}: frames are located by their printed source and function, not by line numbers alone",
+                if names.is_empty() { "the repositories /version lists".to_owned() } else { names.join(", ") }
+            ));
+        }
+        if moved {
+            notices.push(
+                "some frames' lines differ from the indexed commit (the installed version is not the indexed one); they were located by their source text or function name"
+                    .to_owned(),
+            );
+        }
+        notices.dedup();
+        notices
+    }
+
+    fn cited(&self, doc: u32, span: LineSpan) -> Cited {
+        let (github_url, permalink) = self.links(doc, span);
+        Cited {
+            doc_id: self.snapshot().docs[doc as usize].doc_id.to_string(),
+            start_line: span.start,
+            end_line: span.end,
+            github_url,
+            permalink,
+        }
+    }
+}
+
+fn validate(req: &ExplainRequest) -> Result<&str, SearchError> {
+    let text = req.text.trim();
+    if text.is_empty() {
+        return Err(invalid("text", "must not be empty"));
+    }
+    if req.text.len() > MAX_TEXT_BYTES {
+        return Err(invalid(
+            "text",
+            format!("must be at most {MAX_TEXT_BYTES} bytes (paste the traceback's last part)"),
+        ));
+    }
+    if req.limit > MAX_EXPLAIN_LIMIT {
+        return Err(invalid("limit", format!("must be 1 to {MAX_EXPLAIN_LIMIT}")));
+    }
+    if req.version.as_ref().is_some_and(|v| v.len() > 64 || v.trim().is_empty()) {
+        return Err(invalid("version", "must be 1 to 64 characters"));
+    }
+    Ok(text)
+}
+
+/// The search seeded with the parsed parts: the class, the raising function, the message.
+fn explain_query(parsed: &ParsedError, message: &str, top: Option<&RaiseSite>) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    if let Some(c) = parsed.class_name() {
+        parts.push(c);
+    }
+    if let Some(s) = top.filter(|s| !s.function.is_empty()) {
+        parts.push(&s.function);
+    }
+    let first_line = message.lines().next().unwrap_or("");
+    parts.push(first_line);
+    let q: String = parts.join(" ").chars().take(crate::MAX_QUERY_CHARS / 2).collect();
+    match q.trim() {
+        "" => parsed
+            .frames
+            .last()
+            .map_or_else(|| "error".to_owned(), |f| f.function.clone()),
+        t => t.to_owned(),
+    }
+}
+
+/// Whether a printed class and a source's class name the same error (a C++
+/// exception reaches Python under pybind11's name for it).
+fn same_class(printed: &str, source: &str) -> bool {
+    let norm = |s: &str| {
+        let last = s.rsplit(['.', ':']).next().unwrap_or(s).to_ascii_lowercase().replace('_', "");
+        match last.as_str() {
+            "invalidargument" | "domainerror" | "lengtherror" => "valueerror".to_owned(),
+            "outofrange" => "indexerror".to_owned(),
+            "badalloc" => "memoryerror".to_owned(),
+            "exception" | "logicerror" => "runtimeerror".to_owned(),
+            _ => last,
+        }
+    };
+    norm(printed) == norm(source)
+}
+
+#[cfg(test)]
+mod tests;
