@@ -98,11 +98,20 @@ pub fn print_error_eval(file: &str, r: &cairn_search::eval::ErrorReport, markdow
     let rank = |r: Option<usize>| r.map_or("-".to_owned(), |r| r.to_string());
     if markdown {
         println!("### {file}\n");
-        println!("| errors | raise site recall@1 | recall@3 | message only @1 | explain recall@5 | p50 ms | p95 ms |");
+        println!(
+            "| errors | raise site recall@1 | recall@3 | message only @1 | explain recall@5 | p50 ms | p95 ms |"
+        );
         println!("| --- | --- | --- | --- | --- | --- | --- |");
         println!(
             "| {} | {:.3} | {:.3} | {:.3} | {:.3} ({} scored) | {:.1} | {:.1} |\n",
-            r.errors, r.raise_recall_at_1, r.raise_recall_at_3, r.message_only_recall_at_1, r.explain_recall_at_5, r.explain_scored, r.p50_ms, r.p95_ms
+            r.errors,
+            r.raise_recall_at_1,
+            r.raise_recall_at_3,
+            r.message_only_recall_at_1,
+            r.explain_recall_at_5,
+            r.explain_scored,
+            r.p50_ms,
+            r.p95_ms
         );
         if !r.misses.is_empty() {
             println!("| miss | shape | raise rank | explain rank | first site |");
@@ -122,7 +131,14 @@ pub fn print_error_eval(file: &str, r: &cairn_search::eval::ErrorReport, markdow
     }
     println!(
         "explain  raise-site recall@1 {:.3}  @3 {:.3}  message only @1 {:.3}  explain recall@5 {:.3} ({} scored)  p50 {:.1} ms  p95 {:.1} ms  ({} errors)",
-        r.raise_recall_at_1, r.raise_recall_at_3, r.message_only_recall_at_1, r.explain_recall_at_5, r.explain_scored, r.p50_ms, r.p95_ms, r.errors
+        r.raise_recall_at_1,
+        r.raise_recall_at_3,
+        r.message_only_recall_at_1,
+        r.explain_recall_at_5,
+        r.explain_scored,
+        r.p50_ms,
+        r.p95_ms,
+        r.errors
     );
     for m in &r.misses {
         println!(

@@ -338,7 +338,10 @@ pub struct ErrorReport {
 
 /// Explains each golden error (no toolkit given, as a user pasting it would)
 /// and scores its raise sites and explaining passages.
-pub fn evaluate_errors(engine: &Engine, errors: &[GoldenError]) -> Result<ErrorReport, SearchError> {
+pub fn evaluate_errors(
+    engine: &Engine,
+    errors: &[GoldenError],
+) -> Result<ErrorReport, SearchError> {
     let request = |e: &GoldenError| crate::ExplainRequest {
         text: e.text.clone(),
         ..Default::default()
@@ -356,7 +359,14 @@ pub fn evaluate_errors(engine: &Engine, errors: &[GoldenError]) -> Result<ErrorR
         let raise_rank = r
             .raise_sites
             .iter()
-            .position(|s| relevant_hit(&e.raise_sites, &s.at.doc_id, span(s.at.start_line, s.at.end_line)).is_some())
+            .position(|s| {
+                relevant_hit(
+                    &e.raise_sites,
+                    &s.at.doc_id,
+                    span(s.at.start_line, s.at.end_line),
+                )
+                .is_some()
+            })
             .map(|i| i + 1);
         let parsed = crate::explain::parse(&e.text);
         let line = match parsed.exception.as_deref() {
@@ -370,13 +380,22 @@ pub fn evaluate_errors(engine: &Engine, errors: &[GoldenError]) -> Result<ErrorR
             })?
             .raise_sites
             .iter()
-            .position(|s| relevant_hit(&e.raise_sites, &s.at.doc_id, span(s.at.start_line, s.at.end_line)).is_some())
+            .position(|s| {
+                relevant_hit(
+                    &e.raise_sites,
+                    &s.at.doc_id,
+                    span(s.at.start_line, s.at.end_line),
+                )
+                .is_some()
+            })
             .map(|i| i + 1);
         let explain_rank = r
             .explains
             .iter()
             .take(5)
-            .position(|h| relevant_hit(&e.explains, &h.doc_id, span(h.start_line, h.end_line)).is_some())
+            .position(|h| {
+                relevant_hit(&e.explains, &h.doc_id, span(h.start_line, h.end_line)).is_some()
+            })
             .map(|i| i + 1);
         outcomes.push(ErrorOutcome {
             id: e.id.clone(),
@@ -384,8 +403,17 @@ pub fn evaluate_errors(engine: &Engine, errors: &[GoldenError]) -> Result<ErrorR
             raise_rank,
             explain_rank,
             explain_expected: !e.explains.is_empty(),
-            sites: r.raise_sites.iter().map(|s| format!("{}:{}-{}", s.at.doc_id, s.at.start_line, s.at.end_line)).collect(),
-            explains: r.explains.iter().take(5).map(|h| format!("{}:{}-{}", h.doc_id, h.start_line, h.end_line)).collect(),
+            sites: r
+                .raise_sites
+                .iter()
+                .map(|s| format!("{}:{}-{}", s.at.doc_id, s.at.start_line, s.at.end_line))
+                .collect(),
+            explains: r
+                .explains
+                .iter()
+                .take(5)
+                .map(|h| format!("{}:{}-{}", h.doc_id, h.start_line, h.end_line))
+                .collect(),
             ms,
             message_only_rank,
         });
@@ -397,10 +425,18 @@ pub fn evaluate_errors(engine: &Engine, errors: &[GoldenError]) -> Result<ErrorR
     let scored: Vec<&ErrorOutcome> = outcomes.iter().filter(|o| o.explain_expected).collect();
     let mut ms: Vec<f64> = outcomes.iter().map(|o| o.ms).collect();
     ms.sort_by(f64::total_cmp);
-    let pct = |p: f64| ms.get(((ms.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    let pct = |p: f64| {
+        ms.get(((ms.len() as f64 - 1.0) * p).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
     let misses = outcomes
         .iter()
-        .filter(|o| o.raise_rank != Some(1) || o.message_only_rank != Some(1) || (o.explain_expected && o.explain_rank.is_none()))
+        .filter(|o| {
+            o.raise_rank != Some(1)
+                || o.message_only_rank != Some(1)
+                || (o.explain_expected && o.explain_rank.is_none())
+        })
         .cloned()
         .collect();
     Ok(ErrorReport {
@@ -432,7 +468,11 @@ mod tests {
         let mut ids = BTreeSet::new();
         for e in &errors {
             assert!(ids.insert(e.id.clone()), "duplicate id {}", e.id);
-            assert!(!e.text.trim().is_empty() && e.text.len() <= crate::explain::MAX_TEXT_BYTES, "{}", e.id);
+            assert!(
+                !e.text.trim().is_empty() && e.text.len() <= crate::explain::MAX_TEXT_BYTES,
+                "{}",
+                e.id
+            );
             assert!(!e.raise_sites.is_empty(), "{} has no raise site", e.id);
             for r in e.raise_sites.iter().chain(&e.explains) {
                 assert!(cairn_index::DocId::parse(&r.doc_id).is_ok(), "{}", r.doc_id);

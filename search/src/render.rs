@@ -99,7 +99,9 @@ impl fmt::Display for crate::ExplainResponse {
         writeln!(
             f,
             "error: {}{}  ({})",
-            p.exception.as_deref().map_or(String::new(), |e| format!("{e}: ")),
+            p.exception
+                .as_deref()
+                .map_or(String::new(), |e| format!("{e}: ")),
             p.message.lines().next().unwrap_or(""),
             shape.trim_matches('"')
         )?;
@@ -107,7 +109,10 @@ impl fmt::Display for crate::ExplainResponse {
             writeln!(f, "note: {n}")?;
         }
         if self.insufficient_evidence {
-            writeln!(f, "insufficient evidence: nothing indexed raises or explains this")?;
+            writeln!(
+                f,
+                "insufficient evidence: nothing indexed raises or explains this"
+            )?;
         }
         if !self.raise_sites.is_empty() {
             writeln!(f, "\nraised at:")?;
@@ -121,16 +126,28 @@ impl fmt::Display for crate::ExplainResponse {
                 s.at.start_line,
                 s.at.end_line,
                 s.exception,
-                if s.function.is_empty() { "<module>" } else { &s.function },
+                if s.function.is_empty() {
+                    "<module>"
+                } else {
+                    &s.function
+                },
                 s.explained * 100.0,
-                if s.at_frame { ", the traceback's own frame" } else { "" }
+                if s.at_frame {
+                    ", the traceback's own frame"
+                } else {
+                    ""
+                }
             )?;
             for line in s.source.lines() {
                 writeln!(f, "    | {line}")?;
             }
             writeln!(f, "    {}", s.at.permalink)?;
         }
-        let mapped: Vec<_> = self.frames.iter().filter_map(|m| Some((m, m.at.as_ref()?))).collect();
+        let mapped: Vec<_> = self
+            .frames
+            .iter()
+            .filter_map(|m| Some((m, m.at.as_ref()?)))
+            .collect();
         if !mapped.is_empty() {
             writeln!(f, "\nframes in indexed code:")?;
         }
@@ -161,7 +178,11 @@ impl fmt::Display for crate::ExplainResponse {
                 h.end_line,
                 h.toolkit,
                 h.doctype,
-                if h.title.is_empty() { String::new() } else { format!("  § {}", h.title) }
+                if h.title.is_empty() {
+                    String::new()
+                } else {
+                    format!("  § {}", h.title)
+                }
             )?;
             writeln!(f, "    {}", h.permalink)?;
         }

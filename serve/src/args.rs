@@ -361,3 +361,40 @@ pub struct ReadyResponse {
     /// The version answering.
     pub index_version: String,
 }
+
+/// An error to explain.
+#[derive(Debug, Deserialize, ToSchema, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExplainArgs {
+    /// The pasted traceback, log excerpt or one-line message, up to 16,384 bytes.
+    text: String,
+    /// Only this toolkit's code and docs (lowercase repository name, e.g. `emcee`).
+    #[serde(default)]
+    toolkit: Option<String>,
+    /// The version of the package you have installed, e.g. `3.1.6`.
+    #[serde(default)]
+    version: Option<String>,
+    /// Explaining passages wanted, 1 to 20 (default 5).
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+impl ExplainArgs {
+    /// The library request, for a caller with `groups`, wanted until `deadline`.
+    pub fn into_request(
+        self,
+        groups: Option<Vec<String>>,
+        deadline: std::time::Instant,
+    ) -> cairn_search::ExplainRequest {
+        cairn_search::ExplainRequest {
+            text: self.text,
+            toolkit: self.toolkit,
+            version: self.version,
+            limit: self
+                .limit
+                .unwrap_or(cairn_search::explain::DEFAULT_EXPLAIN_LIMIT),
+            groups,
+            deadline: Some(deadline),
+        }
+    }
+}

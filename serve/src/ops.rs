@@ -6,14 +6,14 @@
 //! connectors cannot answer the same question differently.
 
 use crate::args::{
-    BatchArgs, BatchItem, BatchResponse, ContextArgs, NoArgs, ReadyResponse, SearchArgs, TreeArgs,
-    WeightArgs, WeightResponse,
+    BatchArgs, BatchItem, BatchResponse, ContextArgs, ExplainArgs, NoArgs, ReadyResponse,
+    SearchArgs, TreeArgs, WeightArgs, WeightResponse,
 };
 use crate::pool::CpuPool;
 use crate::problem::{ApiError, parse_json};
 use cairn_search::{
-    Caller, ContextResponse, Engine, HealthResponse, RetrieveResponse, SearchError, SearchResponse,
-    SpanRequest, TreeResponse, VersionResponse,
+    Caller, ContextResponse, Engine, ExplainResponse, HealthResponse, RetrieveResponse,
+    SearchError, SearchResponse, SpanRequest, TreeResponse, VersionResponse,
 };
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -38,6 +38,8 @@ pub enum Kind {
     Tree,
     /// Cited passages within a token budget.
     Context,
+    /// Where an error is raised and what explains it.
+    Explain,
     /// The index version served.
     Version,
     /// Liveness and counts.
@@ -275,6 +277,23 @@ pub static OPERATIONS: &[Operation] = &[
         ..READ
     },
     Operation {
+        kind: Kind::Explain,
+        tool: Some("explain"),
+        routes: &[Route {
+            method: Method::Post,
+            path: "/explain",
+            operation_id: "explainError",
+            summary: "Explain a pasted error: where it is raised and what explains it.",
+        }],
+        tag: "search",
+        description: "Paste a traceback, log excerpt or error message: returns the raise/throw/warn statements whose message matches (exact lines, GitHub links), the traceback's frames mapped to indexed lines, and passages that explain it. insufficient_evidence when nothing indexed does.",
+        answers: "Raise sites, mapped frames and explaining passages, each with exact lines and links",
+        on_cpu: true,
+        args: body::<ExplainArgs>(),
+        output: schemas::<ExplainResponse>,
+        ..READ
+    },
+    Operation {
         kind: Kind::Version,
         tool: Some("version"),
         routes: &[Route {
@@ -438,6 +457,7 @@ enum Request {
     RetrieveBatch(BatchArgs),
     Tree(TreeArgs),
     Context(cairn_search::ContextRequest),
+    Explain(cairn_search::ExplainRequest),
     Version,
     Health,
     Ready,
@@ -475,6 +495,10 @@ impl Operation {
                 args.parse::<ContextArgs>()?
                     .into_request(groups(), call.deadline),
             ),
+            Kind::Explain => Request::Explain(
+                args.parse::<ExplainArgs>()?
+                    .into_request(groups(), call.deadline),
+            ),
             Kind::Version => args.parse::<NoArgs>().map(|_| Request::Version)?,
             Kind::Health => args.parse::<NoArgs>().map(|_| Request::Health)?,
             Kind::Ready => args.parse::<NoArgs>().map(|_| Request::Ready)?,
@@ -506,6 +530,10 @@ fn answer(request: Request, call: &Call) -> Result<Answer, ApiError> {
         Request::Context(req) => {
             let r = engine.context(&req)?;
             Answer::new(call, &r, || r.context.clone())
+        }
+        Request::Explain(req) => {
+            let r = engine.explain(&req)?;
+            Answer::new(call, &r, || r.to_string())
         }
         Request::Version => Answer::json(call, &engine.version(groups)),
         Request::Health => {

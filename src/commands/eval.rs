@@ -73,7 +73,9 @@ fn errors(engine: &cairn_search::Engine, a: &EvalArgs) -> anyhow::Result<ExitCod
     } else {
         output::print_error_eval(&a.golden.display().to_string(), &r, a.markdown);
     }
-    Ok(status(a.min_recall.is_some_and(|min| r.raise_recall_at_1 < min)))
+    Ok(status(
+        a.min_recall.is_some_and(|min| r.raise_recall_at_1 < min),
+    ))
 }
 
 /// Compares `now` with the same mode's figures in a previous `--json`

@@ -28,16 +28,23 @@ pub struct Served {
 
 /// Builds the fixture index (alpha restricted to `alpha_groups` when given) and its server state.
 pub fn served(alpha_groups: Option<&str>, tweak: impl FnOnce(&mut HttpOptions)) -> Served {
+    served_with(alpha_groups, Vec::new(), tweak)
+}
+
+/// [`served`], with `extra` files committed to alpha too.
+pub fn served_with(
+    alpha_groups: Option<&str>,
+    extra: Vec<(&str, Vec<u8>)>,
+    tweak: impl FnOnce(&mut HttpOptions),
+) -> Served {
     let w = World::new();
     if let Some(g) = alpha_groups {
         w.write_config(&format!("    groups: [{g}]\n"));
     }
     let long: String = (1..=450).map(|i| format!("line {i}\n")).collect();
-    crate::fixtures::commit(
-        &w.alpha_repo(),
-        &[("docs/long.txt", long.into_bytes())],
-        "a long file",
-    );
+    let mut files = vec![("docs/long.txt", long.into_bytes())];
+    files.extend(extra);
+    crate::fixtures::commit(&w.alpha_repo(), &files, "a long file");
     let built = w.build("out", &[]);
     assert!(
         built.status.success(),

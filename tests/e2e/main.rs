@@ -4,6 +4,7 @@
 mod browser;
 mod build;
 mod config_errors;
+mod explain;
 mod fixtures;
 mod fuzz;
 mod hardening;

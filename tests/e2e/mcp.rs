@@ -42,6 +42,8 @@ fn text(r: &CallToolResult) -> String {
 #[test]
 fn stdio_session_runs_every_tool_and_resource() {
     let w = World::new();
+    let (path, bytes) = crate::explain::UNITS_PY;
+    crate::fixtures::commit(&w.alpha_repo(), &[(path, bytes.to_vec())], "units");
     assert!(w.build("out", &[]).status.success());
     runtime().block_on(async {
         let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn")).configure(|c| {
@@ -60,7 +62,7 @@ fn stdio_session_runs_every_tool_and_resource() {
 
         let tools = client.list_all_tools().await.expect("tools/list");
         let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
-        for want in ["search", "retrieve", "retrieve_batch", "tree", "context", "version", "health"] {
+        for want in ["search", "retrieve", "retrieve_batch", "tree", "context", "explain", "version", "health"] {
             assert!(names.contains(&want.to_owned()), "{want} missing from {names:?}");
         }
         let search_tool = tools.iter().find(|t| t.name == "search").expect("search");
@@ -84,6 +86,11 @@ fn stdio_session_runs_every_tool_and_resource() {
         assert!(text(&r).contains("science/alpha/"), "{}", text(&r));
         let r = call(&client, "context", json!({"query": "fit_model", "max_tokens": 400, "threshold": 0.0})).await;
         assert!(text(&r).contains("[1] science/alpha/"), "{}", text(&r));
+        let r = call(&client, "explain", json!({"text": crate::explain::TRACEBACK})).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        let s = r.structured_content.as_ref().expect("structured");
+        assert_eq!((s["raise_sites"][0]["doc_id"].as_str(), s["raise_sites"][0]["start_line"].as_u64()), (Some("science/alpha/src/alpha/units.py"), Some(6)));
+        assert!(text(&r).contains("raised at:") && text(&r).contains("check_t_E"), "{}", text(&r));
         for name in ["version", "health"] {
             let r = call(&client, name, json!({})).await;
             assert_eq!(r.is_error, Some(false), "{name}");

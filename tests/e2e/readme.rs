@@ -16,6 +16,7 @@ const CI_RUN: &str = include_str!("../../.ci/run");
 const GOLDEN: &str = include_str!("../../golden/queries.yaml");
 const HELDOUT: &str = include_str!("../../golden/heldout.yaml");
 const RANDOM: &str = include_str!("../../golden/random.yaml");
+const ERRORS: &str = include_str!("../../golden/errors.yaml");
 
 /// Commands `.ci/run` runs instead of this test.
 const CI_COMMANDS: [&str; 2] = ["scripts/fetch-model.sh", "cargo test --workspace"];
@@ -139,6 +140,7 @@ impl Sandbox {
         std::fs::write(project.join("golden/queries.yaml"), GOLDEN).expect("golden");
         std::fs::write(project.join("golden/heldout.yaml"), HELDOUT).expect("held-out");
         std::fs::write(project.join("golden/random.yaml"), RANDOM).expect("random");
+        std::fs::write(project.join("golden/errors.yaml"), ERRORS).expect("errors");
         let bin = root.join("bin");
         std::fs::create_dir_all(&bin).expect("mkdir");
         #[cfg(unix)]

@@ -12,7 +12,9 @@ pub use parse::{Frame, ParsedError, Shape, parse};
 pub(crate) use sites::Sites;
 pub use template::{Match, Piece, Syntax, Template};
 
-use crate::{Engine, Filters, Hit, Mode, SearchError, SearchRequest, access, check_deadline, invalid};
+use crate::{
+    Engine, Filters, Hit, Mode, SearchError, SearchRequest, access, check_deadline, invalid,
+};
 use cairn_index::LineSpan;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -148,13 +150,23 @@ impl Engine {
         let text = validate(req)?;
         let groups = req.groups.as_deref();
         if let Some(t) = &req.toolkit
-            && !self.snapshot().docs.iter().any(|d| &d.toolkit == t && access::visible(d, groups))
+            && !self
+                .snapshot()
+                .docs
+                .iter()
+                .any(|d| &d.toolkit == t && access::visible(d, groups))
         {
-            return Err(invalid("toolkit", format!("no indexed toolkit is named {t:?}")));
+            return Err(invalid(
+                "toolkit",
+                format!("no indexed toolkit is named {t:?}"),
+            ));
         }
         let parsed = parse(text);
         let message: String = parsed.message.chars().take(MAX_MESSAGE_CHARS).collect();
-        let has_words = |s: &str| s.split(|c: char| !c.is_alphanumeric()).any(|w| w.chars().count() >= 2);
+        let has_words = |s: &str| {
+            s.split(|c: char| !c.is_alphanumeric())
+                .any(|w| w.chars().count() >= 2)
+        };
         if !has_words(&message) && parsed.exception.is_none() && parsed.frames.is_empty() {
             return Err(invalid(
                 "text",
@@ -178,7 +190,13 @@ impl Engine {
             let doc = raise_sites
                 .first()
                 .map(|s| s.at.doc_id.as_str())
-                .or_else(|| frames.iter().rev().find_map(|f| f.at.as_ref()).map(|c| c.doc_id.as_str()))?;
+                .or_else(|| {
+                    frames
+                        .iter()
+                        .rev()
+                        .find_map(|f| f.at.as_ref())
+                        .map(|c| c.doc_id.as_str())
+                })?;
             let id = cairn_index::DocId::parse(doc).ok()?;
             let i = self.snapshot().doc_index(&id)?;
             Some(self.snapshot().docs[i as usize].toolkit.clone())
@@ -186,7 +204,11 @@ impl Engine {
         let query = explain_query(&parsed, &message, raise_sites.first());
         let search = self.search(&SearchRequest {
             query: query.clone(),
-            limit: if req.limit == 0 { DEFAULT_EXPLAIN_LIMIT } else { req.limit },
+            limit: if req.limit == 0 {
+                DEFAULT_EXPLAIN_LIMIT
+            } else {
+                req.limit
+            },
             filters: Filters {
                 toolkit: toolkit.into_iter().collect(),
                 ..Filters::default()
@@ -196,10 +218,25 @@ impl Engine {
             groups: req.groups.clone(),
             deadline: req.deadline,
         })?;
-        let notices = self.notices(req, &frames);
+        let mut notices = self.notices(req, &frames);
         let mapped = frames.iter().any(|f| f.at.is_some());
+        // A traceback none of whose files is indexed comes from a package this
+        // index does not hold: passages that merely look alike are no answer.
+        let foreign = !frames.is_empty() && !mapped && raise_sites.is_empty();
+        if foreign {
+            let files: Vec<&str> = frames
+                .iter()
+                .rev()
+                .take(2)
+                .map(|f| f.frame.file.as_str())
+                .collect();
+            notices.push(format!(
+                "none of the traceback's files is indexed ({}): the error comes from code this index does not hold",
+                files.join(", ")
+            ));
+        }
         Ok(ExplainResponse {
-            insufficient_evidence: raise_sites.is_empty() && !mapped && search.insufficient_evidence,
+            insufficient_evidence: foreign || (raise_sites.is_empty() && !mapped && search.insufficient_evidence),
             parsed,
             raise_sites,
             frames,
@@ -218,7 +255,11 @@ impl Engine {
     /// The document a printed path names (the longest path suffix shared, at
     /// least the file and its folder), and the line it stands for.
     fn map_frame(&self, f: &Frame, in_scope: &dyn Fn(u32) -> bool) -> MappedFrame {
-        let parts: Vec<&str> = f.file.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
+        let parts: Vec<&str> = f
+            .file
+            .split(['/', '\\'])
+            .filter(|p| !p.is_empty())
+            .collect();
         let unmapped = MappedFrame {
             frame: f.clone(),
             at: None,
@@ -250,7 +291,10 @@ impl Engine {
             return unmapped;
         };
         let (line, located) = self.locate(doc, f);
-        let span = LineSpan { start: line, end: line };
+        let span = LineSpan {
+            start: line,
+            end: line,
+        };
         MappedFrame {
             frame: f.clone(),
             at: Some(self.cited(doc, span)),
@@ -286,7 +330,9 @@ impl Engine {
                     at(n).is_some_and(|l| {
                         l.strip_prefix("def ")
                             .or_else(|| l.strip_prefix("async def "))
-                            .is_some_and(|r| r.starts_with(function) && r[function.len()..].starts_with('('))
+                            .is_some_and(|r| {
+                                r.starts_with(function) && r[function.len()..].starts_with('(')
+                            })
                     })
                 })
             })
@@ -309,7 +355,9 @@ impl Engine {
         // Where the traceback says the error left the indexed code: its innermost mapped frame.
         let raised_at = frames.iter().rev().find_map(|f| {
             let at = f.at.as_ref()?;
-            let doc = self.snapshot().doc_index(&cairn_index::DocId::parse(&at.doc_id).ok()?)?;
+            let doc = self
+                .snapshot()
+                .doc_index(&cairn_index::DocId::parse(&at.doc_id).ok()?)?;
             // A line whose printed source text was found is the raise itself, whatever the message.
             let checked = matches!(f.located, Some(Located::Line | Located::Moved));
             Some((doc, at.start_line, checked))
@@ -317,7 +365,10 @@ impl Engine {
         let framed: Vec<u32> = frames
             .iter()
             .filter_map(|f| f.at.as_ref())
-            .filter_map(|c| self.snapshot().doc_index(&cairn_index::DocId::parse(&c.doc_id).ok()?))
+            .filter_map(|c| {
+                self.snapshot()
+                    .doc_index(&cairn_index::DocId::parse(&c.doc_id).ok()?)
+            })
             .collect();
         let innermost = parsed
             .frames
@@ -335,7 +386,11 @@ impl Engine {
                     .templates
                     .iter()
                     .map(|t| (t, t.match_message(&message)))
-                    .max_by(|a, b| (a.1.complete, a.1.explained).partial_cmp(&(b.1.complete, b.1.explained)).unwrap_or(std::cmp::Ordering::Equal))
+                    .max_by(|a, b| {
+                        (a.1.complete, a.1.explained)
+                            .partial_cmp(&(b.1.complete, b.1.explained))
+                            .unwrap_or(std::cmp::Ordering::Equal)
+                    })
                     .map_or((None, Match::default()), |(t, m)| (Some(t), m));
                 let said = m.complete && m.longest >= MIN_LITERAL;
                 let at_frame = raised_at.filter(|&(doc, line, _)| {
@@ -354,14 +409,20 @@ impl Engine {
                     Some((_, _, true)) => score += 2.0,
                     Some((_, _, false)) => score += 1.0,
                     // The frame's line moved (another version), but its function is this one.
-                    None if framed.contains(&s.doc) && innermost == Some(s.function.as_str()) => score += 0.5,
+                    None if framed.contains(&s.doc) && innermost == Some(s.function.as_str()) => {
+                        score += 0.5
+                    }
                     None if framed.contains(&s.doc) => score += 0.2,
                     None => {}
                 }
                 Some((score, s, template, m, at_frame.is_some()))
             })
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.doc.cmp(&b.1.doc)).then(a.1.span.start.cmp(&b.1.span.start)));
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then(a.1.doc.cmp(&b.1.doc))
+                .then(a.1.span.start.cmp(&b.1.span.start))
+        });
         scored
             .into_iter()
             .take(MAX_SITES)
@@ -384,9 +445,12 @@ impl Engine {
     /// What the caller should know about versions and moved lines.
     fn notices(&self, req: &ExplainRequest, frames: &[MappedFrame]) -> Vec<String> {
         let mut notices = Vec::new();
-        let moved = frames
-            .iter()
-            .any(|f| matches!(f.located, Some(Located::Moved | Located::Function | Located::File)));
+        let moved = frames.iter().any(|f| {
+            matches!(
+                f.located,
+                Some(Located::Moved | Located::Function | Located::File)
+            )
+        });
         let repos: Vec<&cairn_index::manifest::RepoRecord> = frames
             .iter()
             .filter_map(|f| f.at.as_ref())
@@ -442,9 +506,16 @@ fn validate(req: &ExplainRequest) -> Result<&str, SearchError> {
         ));
     }
     if req.limit > MAX_EXPLAIN_LIMIT {
-        return Err(invalid("limit", format!("must be 1 to {MAX_EXPLAIN_LIMIT}")));
+        return Err(invalid(
+            "limit",
+            format!("must be 1 to {MAX_EXPLAIN_LIMIT}"),
+        ));
     }
-    if req.version.as_ref().is_some_and(|v| v.len() > 64 || v.trim().is_empty()) {
+    if req
+        .version
+        .as_ref()
+        .is_some_and(|v| v.len() > 64 || v.trim().is_empty())
+    {
         return Err(invalid("version", "must be 1 to 64 characters"));
     }
     Ok(text)
@@ -461,7 +532,11 @@ fn explain_query(parsed: &ParsedError, message: &str, top: Option<&RaiseSite>) -
     }
     let first_line = message.lines().next().unwrap_or("");
     parts.push(first_line);
-    let q: String = parts.join(" ").chars().take(crate::MAX_QUERY_CHARS / 2).collect();
+    let q: String = parts
+        .join(" ")
+        .chars()
+        .take(crate::MAX_QUERY_CHARS / 2)
+        .collect();
     match q.trim() {
         "" => parsed
             .frames
@@ -475,7 +550,12 @@ fn explain_query(parsed: &ParsedError, message: &str, top: Option<&RaiseSite>) -
 /// exception reaches Python under pybind11's name for it).
 fn same_class(printed: &str, source: &str) -> bool {
     let norm = |s: &str| {
-        let last = s.rsplit(['.', ':']).next().unwrap_or(s).to_ascii_lowercase().replace('_', "");
+        let last = s
+            .rsplit(['.', ':'])
+            .next()
+            .unwrap_or(s)
+            .to_ascii_lowercase()
+            .replace('_', "");
         match last.as_str() {
             "invalidargument" | "domainerror" | "lengtherror" => "valueerror".to_owned(),
             "outofrange" => "indexerror".to_owned(),

@@ -105,7 +105,9 @@ fn python(lines: &[&str]) -> Option<ParsedError> {
                         f.source = Some(strip_line_number(s).to_owned());
                     } else if src.starts_with("File ") {
                         break;
-                    } else if !is_caret_line(src) && !src.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+                    } else if !is_caret_line(src)
+                        && !src.chars().next().is_some_and(|c| c.is_ascii_digit())
+                    {
                         f.source = Some(src.to_owned());
                     }
                 }
@@ -126,7 +128,9 @@ fn python(lines: &[&str]) -> Option<ParsedError> {
     let (exception, first) = exception_line(rest[start])?;
     let mut message = vec![first.to_owned()];
     for l in &rest[start + 1..] {
-        if l.trim_start().starts_with("During handling") || l.trim_start().starts_with("The above exception") {
+        if l.trim_start().starts_with("During handling")
+            || l.trim_start().starts_with("The above exception")
+        {
             break;
         }
         message.push((*l).to_owned());
@@ -219,8 +223,13 @@ fn exception_line(line: &str) -> Option<(&str, &str)> {
         None => (line.trim_end(), ""),
     };
     let is_name = !name.is_empty()
-        && name.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
     let last = name.rsplit('.').next().unwrap_or(name);
     let looks_like_class = last.chars().next().is_some_and(char::is_uppercase)
         || last.ends_with("Error")
@@ -263,7 +272,9 @@ fn warning(lines: &[&str]) -> Option<ParsedError> {
 
 /// Splits `loc: SomeWarning: …` at the warning class.
 fn split_warning(line: &str) -> Option<(&str, &str)> {
-    let at = line.find("Warning: ").or_else(|| line.ends_with("Warning").then(|| line.len() - 7))?;
+    let at = line
+        .find("Warning: ")
+        .or_else(|| line.ends_with("Warning").then(|| line.len() - 7))?;
     let head = &line[..at];
     let start = head.rfind(": ")?;
     let loc = &head[..start];
@@ -307,21 +318,27 @@ fn fortran(lines: &[&str]) -> Option<ParsedError> {
     let mut frames = Vec::new();
     let mut message = None;
     for l in lines {
-        if let Some(rest) = l.trim().strip_prefix("At line ") {
-            if let Some((num, file)) = rest.split_once(" of file ") {
-                let file = file.split(" (").next().unwrap_or(file).trim();
-                if let Ok(line) = num.trim().parse() {
-                    frames.push(Frame {
-                        file: file.to_owned(),
-                        line,
-                        function: String::new(),
-                        source: None,
-                    });
-                }
-            }
+        let at = l
+            .trim()
+            .strip_prefix("At line ")
+            .and_then(|r| r.split_once(" of file "));
+        if let Some((num, file)) = at
+            && let Ok(line) = num.trim().parse()
+        {
+            frames.push(Frame {
+                file: file.split(" (").next().unwrap_or(file).trim().to_owned(),
+                line,
+                function: String::new(),
+                source: None,
+            });
         }
         let t = l.trim();
-        for prefix in ["Fortran runtime error:", "Fortran runtime warning:", "ERROR STOP", "Error termination"] {
+        for prefix in [
+            "Fortran runtime error:",
+            "Fortran runtime warning:",
+            "ERROR STOP",
+            "Error termination",
+        ] {
             if let Some(rest) = t.strip_prefix(prefix) {
                 message = Some(rest.trim().to_owned());
             }
@@ -345,7 +362,10 @@ fn message(lines: &[&str]) -> ParsedError {
             m.extend(lines[first + 1..].iter().map(|l| (*l).to_owned()));
             (Some(class.to_owned()), trim_lines(&m))
         }
-        _ => (None, trim_lines(&lines.iter().map(|l| (*l).to_owned()).collect::<Vec<_>>())),
+        _ => (
+            None,
+            trim_lines(&lines.iter().map(|l| (*l).to_owned()).collect::<Vec<_>>()),
+        ),
     };
     ParsedError {
         shape: Shape::Message,
@@ -358,7 +378,13 @@ fn message(lines: &[&str]) -> ParsedError {
 /// Lines joined, blank ones at either end dropped, trailing spaces cut.
 fn trim_lines(lines: &[String]) -> String {
     let kept: Vec<&str> = lines.iter().map(|l| l.trim_end()).collect();
-    let start = kept.iter().position(|l| !l.is_empty()).unwrap_or(kept.len());
-    let end = kept.iter().rposition(|l| !l.is_empty()).map_or(start, |e| e + 1);
+    let start = kept
+        .iter()
+        .position(|l| !l.is_empty())
+        .unwrap_or(kept.len());
+    let end = kept
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(start, |e| e + 1);
     kept[start..end].join("\n")
 }

@@ -118,8 +118,7 @@ fn raising(t: &str, syntax: Syntax) -> Option<String> {
             if t.starts_with("warnings.warn(") || t.starts_with("warn(") {
                 let class = t
                     .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-                    .filter(|w| w.ends_with("Warning"))
-                    .last()
+                    .rfind(|w| w.ends_with("Warning"))
                     .unwrap_or("UserWarning");
                 return Some(class.rsplit('.').next().unwrap_or(class).to_owned());
             }
@@ -181,7 +180,12 @@ fn top_level_comma(s: &str) -> Option<usize> {
 fn statement_end(lines: &[&str], start: usize, syntax: Syntax) -> usize {
     let mut depth = 0i32;
     let mut triple: Option<&str> = None;
-    for (k, line) in lines.iter().enumerate().skip(start).take(MAX_STATEMENT_LINES) {
+    for (k, line) in lines
+        .iter()
+        .enumerate()
+        .skip(start)
+        .take(MAX_STATEMENT_LINES)
+    {
         let mut quote: Option<char> = None;
         let mut chars = line.char_indices().peekable();
         while let Some((i, c)) = chars.next() {
@@ -200,7 +204,10 @@ fn statement_end(lines: &[&str], start: usize, syntax: Syntax) -> usize {
                 (Some(_), _) => {}
                 (None, '#') if syntax == Syntax::Python => break,
                 (None, '!') if syntax == Syntax::Fortran => break,
-                (None, '\'' | '"') if syntax == Syntax::Python && (line[i..].starts_with("'''") || line[i..].starts_with("\"\"\"")) => {
+                (None, '\'' | '"')
+                    if syntax == Syntax::Python
+                        && (line[i..].starts_with("'''") || line[i..].starts_with("\"\"\"")) =>
+                {
                     triple = Some(&line[i..i + 3]);
                     chars.nth(1);
                 }
@@ -328,7 +335,11 @@ fn enclosing(lines: &[&str], at: usize, syntax: Syntax) -> (String, String) {
                 let col0 = !l.starts_with([' ', '\t', '{', '}', '#', '/', '*']);
                 if col0 && t.contains('(') && !t.ends_with(';') {
                     let head = t.split('(').next().unwrap_or("");
-                    let q = head.split_whitespace().last().unwrap_or("").trim_start_matches(['*', '&']);
+                    let q = head
+                        .split_whitespace()
+                        .last()
+                        .unwrap_or("")
+                        .trim_start_matches(['*', '&']);
                     let f = q.rsplit("::").next().unwrap_or(q);
                     return (f.to_owned(), q.replace("::", "."));
                 }
@@ -360,17 +371,36 @@ mod tests {
         assert_eq!(s[0].qualname, "EnsembleSampler.run_mcmc");
         assert_eq!(s[1].templates[0].display(), "too few walkers: {}");
         assert_eq!(s[2].templates[0].display(), "{} cannot be negative: {}");
-        assert_eq!((s[3].class.as_str(), s[3].function.as_str()), ("RuntimeWarning", "f"));
+        assert_eq!(
+            (s[3].class.as_str(), s[3].function.as_str()),
+            ("RuntimeWarning", "f")
+        );
         assert_eq!(s[4].templates[0].display(), "x must be > 0");
     }
 
     #[test]
     fn cpp_throws_and_fortran_stops() {
-        let s = sites("double VBM::Mag(double s) {\n  if (s < 0)\n    throw std::invalid_argument(\"s < 0: \"\n      + std::to_string(s));\n}\n", Syntax::C);
-        assert_eq!((s[0].class.as_str(), s[0].function.as_str(), s[0].qualname.as_str()), ("std::invalid_argument", "Mag", "VBM.Mag"));
+        let s = sites(
+            "double VBM::Mag(double s) {\n  if (s < 0)\n    throw std::invalid_argument(\"s < 0: \"\n      + std::to_string(s));\n}\n",
+            Syntax::C,
+        );
+        assert_eq!(
+            (
+                s[0].class.as_str(),
+                s[0].function.as_str(),
+                s[0].qualname.as_str()
+            ),
+            ("std::invalid_argument", "Mag", "VBM.Mag")
+        );
         assert_eq!(s[0].span.end, 4);
-        let s = sites("subroutine solve(n)\n  if (n < 1) error stop 'n must be positive' ! checked\n  stop\nend subroutine\n", Syntax::Fortran);
+        let s = sites(
+            "subroutine solve(n)\n  if (n < 1) error stop 'n must be positive' ! checked\n  stop\nend subroutine\n",
+            Syntax::Fortran,
+        );
         assert_eq!(s.len(), 1, "a bare stop carries no message");
-        assert_eq!((s[0].function.as_str(), s[0].templates[0].display().as_str()), ("solve", "n must be positive"));
+        assert_eq!(
+            (s[0].function.as_str(), s[0].templates[0].display().as_str()),
+            ("solve", "n must be positive")
+        );
     }
 }

@@ -202,7 +202,10 @@ fn literal_at(s: &str, i: usize, syntax: Syntax) -> Option<(Vec<Piece>, usize)> 
     }
     let (mut raw, mut fstr, mut j) = (false, false, i);
     if syntax == Syntax::Python {
-        while j < b.len() && j - i < 2 && matches!(b[j].to_ascii_lowercase(), b'r' | b'f' | b'b' | b'u') {
+        while j < b.len()
+            && j - i < 2
+            && matches!(b[j].to_ascii_lowercase(), b'r' | b'f' | b'b' | b'u')
+        {
             raw |= b[j].eq_ignore_ascii_case(&b'r');
             fstr |= b[j].eq_ignore_ascii_case(&b'f');
             j += 1;
@@ -216,7 +219,8 @@ fn literal_at(s: &str, i: usize, syntax: Syntax) -> Option<(Vec<Piece>, usize)> 
     if !ok {
         return None;
     }
-    let triple = syntax == Syntax::Python && s[j..].starts_with(&String::from_utf8(vec![quote; 3]).ok()?);
+    let triple =
+        syntax == Syntax::Python && s[j..].starts_with(&String::from_utf8(vec![quote; 3]).ok()?);
     let open = if triple { 3 } else { 1 };
     let body_start = j + open;
     let mut k = body_start;
@@ -352,10 +356,9 @@ fn conversion_end(chars: &[char], i: usize) -> Option<usize> {
     if chars.get(k) == Some(&'(') {
         k += chars[k..].iter().position(|&c| c == ')')? + 1;
     }
-    while chars
-        .get(k)
-        .is_some_and(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | ' ' | '#' | '*' | 'l' | 'h'))
-    {
+    while chars.get(k).is_some_and(|c| {
+        c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | ' ' | '#' | '*' | 'l' | 'h')
+    }) {
         k += 1;
     }
     chars
@@ -374,19 +377,33 @@ mod tests {
 
     #[test]
     fn f_string_holes_match_the_concrete_message() {
-        let t = py(r#"raise ValueError(f"The number of walkers ({nwalkers}) must be at least {2 * ndim}")"#);
-        assert_eq!(t.display(), "The number of walkers ({}) must be at least {}");
-        let m = t.match_message(&Message::new("The number of walkers (3) must be at least 10"));
+        let t = py(
+            r#"raise ValueError(f"The number of walkers ({nwalkers}) must be at least {2 * ndim}")"#,
+        );
+        assert_eq!(
+            t.display(),
+            "The number of walkers ({}) must be at least {}"
+        );
+        let m = t.match_message(&Message::new(
+            "The number of walkers (3) must be at least 10",
+        ));
         assert!(m.complete);
         assert!(m.explained > 0.8, "{m:?}");
-        assert!(!t.match_message(&Message::new("The number of walkers is wrong")).complete);
+        assert!(
+            !t.match_message(&Message::new("The number of walkers is wrong"))
+                .complete
+        );
     }
 
     #[test]
     fn format_and_percent_holes_and_escaped_braces() {
-        let t = py(r#"raise KeyError("{{literal}} key {0!r} is not in {names}".format(k, names=n))"#);
+        let t =
+            py(r#"raise KeyError("{{literal}} key {0!r} is not in {names}".format(k, names=n))"#);
         assert_eq!(t.display(), "{literal} key {} is not in {}");
-        assert!(t.match_message(&Message::new("{literal} key 'x' is not in ['a']")).complete);
+        assert!(
+            t.match_message(&Message::new("{literal} key 'x' is not in ['a']"))
+                .complete
+        );
         let t = py(r#"raise ValueError("bad value %s for %(name)d, 100%% sure" % (a, b))"#);
         assert_eq!(t.display(), "bad value {} for {}, 100% sure");
         // A brace that is no field stays literal.
@@ -396,8 +413,13 @@ mod tests {
 
     #[test]
     fn concatenation_and_line_continuation() {
-        let t = py("raise ValueError(\"It is a very bad idea to have \"\n      \"more dimensions than walkers\")");
-        assert_eq!(t.display(), "It is a very bad idea to have more dimensions than walkers");
+        let t = py(
+            "raise ValueError(\"It is a very bad idea to have \"\n      \"more dimensions than walkers\")",
+        );
+        assert_eq!(
+            t.display(),
+            "It is a very bad idea to have more dimensions than walkers"
+        );
         let t = py(r#"raise ValueError("got " + str(n) + " walkers")"#);
         assert_eq!(t.display(), "got {} walkers");
         let t = Template::of_statement(
@@ -411,7 +433,9 @@ mod tests {
 
     #[test]
     fn multi_line_messages_match_across_wrapping() {
-        let t = py("raise ValueError('''The chain is shorter than {0} times\nthe integrated autocorrelation time'''.format(tol))");
+        let t = py(
+            "raise ValueError('''The chain is shorter than {0} times\nthe integrated autocorrelation time'''.format(tol))",
+        );
         let m = t.match_message(&Message::new("The chain is shorter than 50 times the integrated\n  autocorrelation time for 2 parameter(s)."));
         assert!(m.complete, "{m:?}");
         assert_eq!(m.longest, "times the integrated autocorrelation time".len());

@@ -18,7 +18,10 @@ fn a_python_traceback_gives_frames_class_and_a_multi_line_message() {
         Some("for results in self.sample(initial_state, iterations=nsteps, **kwargs):"),
         "the caret line is not the source"
     );
-    assert_eq!(p.frames[2].source.as_deref(), Some("raise ValueError(\"The initial log_prob was NaN\")"));
+    assert_eq!(
+        p.frames[2].source.as_deref(),
+        Some("raise ValueError(\"The initial log_prob was NaN\")")
+    );
 }
 
 #[test]
@@ -41,31 +44,51 @@ fn a_jupyter_traceback_gives_its_frames_and_numbered_source() {
     assert_eq!(p.frames.len(), 2);
     assert_eq!(p.frames[0].file, "Cell In[4]");
     assert_eq!(p.frames[0].source.as_deref(), Some("s.run_mcmc(p0, 10)"));
-    assert_eq!(p.frames[1].file, "~/v/lib/python3.12/site-packages/emcee/ensemble.py");
-    assert_eq!((p.frames[1].line, p.frames[1].function.as_str()), (344, "EnsembleSampler.sample"));
-    assert_eq!(p.frames[1].source.as_deref(), Some("raise ValueError(\"The initial log_prob was NaN\")"));
+    assert_eq!(
+        p.frames[1].file,
+        "~/v/lib/python3.12/site-packages/emcee/ensemble.py"
+    );
+    assert_eq!(
+        (p.frames[1].line, p.frames[1].function.as_str()),
+        (344, "EnsembleSampler.sample")
+    );
+    assert_eq!(
+        p.frames[1].source.as_deref(),
+        Some("raise ValueError(\"The initial log_prob was NaN\")")
+    );
     assert_eq!(p.message, "The initial log_prob was NaN");
 }
 
 #[test]
 fn warnings_cpp_fortran_and_plain_messages() {
-    let w = parse("/v/site-packages/dynesty/dynamicsampler.py:1021: UserWarning: Beware! Having `nlive <= 2 * ndim` is extremely risky!\n  warnings.warn(\"Beware! Having `nlive <= 2 * ndim` is extremely risky!\")\n");
+    let w = parse(
+        "/v/site-packages/dynesty/dynamicsampler.py:1021: UserWarning: Beware! Having `nlive <= 2 * ndim` is extremely risky!\n  warnings.warn(\"Beware! Having `nlive <= 2 * ndim` is extremely risky!\")\n",
+    );
     assert_eq!(w.shape, Shape::PythonWarning);
     assert_eq!(w.exception.as_deref(), Some("UserWarning"));
     assert_eq!(w.frames[0].line, 1021);
     assert!(w.message.starts_with("Beware!"));
 
-    let c = parse("terminate called after throwing an instance of 'std::invalid_argument'\n  what():  s must be positive\nAborted (core dumped)\n");
+    let c = parse(
+        "terminate called after throwing an instance of 'std::invalid_argument'\n  what():  s must be positive\nAborted (core dumped)\n",
+    );
     assert_eq!(c.shape, Shape::CppException);
     assert_eq!(c.class_name(), Some("invalid_argument"));
     assert_eq!(c.message, "s must be positive");
 
-    let f = parse("At line 42 of file solver.f90 (unit = 10, file = 'in.dat')\nFortran runtime error: End of file\n");
+    let f = parse(
+        "At line 42 of file solver.f90 (unit = 10, file = 'in.dat')\nFortran runtime error: End of file\n",
+    );
     assert_eq!(f.shape, Shape::FortranRuntime);
-    assert_eq!((f.frames[0].file.as_str(), f.frames[0].line), ("solver.f90", 42));
+    assert_eq!(
+        (f.frames[0].file.as_str(), f.frames[0].line),
+        ("solver.f90", 42)
+    );
     assert_eq!(f.message, "End of file");
 
-    let m = parse("ValueError: It is unadvisable to use a red-blue move with fewer walkers than twice the number of dimensions.");
+    let m = parse(
+        "ValueError: It is unadvisable to use a red-blue move with fewer walkers than twice the number of dimensions.",
+    );
     assert_eq!(m.shape, Shape::Message);
     assert_eq!(m.exception.as_deref(), Some("ValueError"));
     let m = parse("the fit does not converge, chi2 is nan");
@@ -74,7 +97,14 @@ fn warnings_cpp_fortran_and_plain_messages() {
 
 #[test]
 fn junk_parses_to_a_message_without_panicking() {
-    for text in ["\u{0}\u{1}\u{fffd}\u{fffd}", "File \"x\", line", "File x:, in", "At line  of file ", ":::", "Traceback (most recent call last):\n  File \"a\", line 99999999999, in f\n"] {
+    for text in [
+        "\u{0}\u{1}\u{fffd}\u{fffd}",
+        "File \"x\", line",
+        "File x:, in",
+        "At line  of file ",
+        ":::",
+        "Traceback (most recent call last):\n  File \"a\", line 99999999999, in f\n",
+    ] {
         let _ = parse(text);
     }
     let long = "x".repeat(MAX_TEXT_BYTES);

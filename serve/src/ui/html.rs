@@ -85,7 +85,7 @@ pub fn page(title: &str, main: &str, footer: &str) -> String {
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
-<header class="top"><nav aria-label="Site"><a class="brand" href="/">cairn</a><a href="/">Search</a><a href="/browse/">Browse</a><a href="/api">API</a><a href="/login">Sign in</a></nav></header>
+<header class="top"><nav aria-label="Site"><a class="brand" href="/">cairn</a><a href="/">Search</a><a href="/errors">Explain an error</a><a href="/browse/">Browse</a><a href="/api">API</a><a href="/login">Sign in</a></nav></header>
 <main id="main">
 {main}
 </main>

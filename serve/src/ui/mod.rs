@@ -1,6 +1,6 @@
 //! The web page for people: search (`/`), a passage with its cited lines
 //! highlighted (`/doc/{doc_id}?lines=a-b`), the doc tree (`/browse/…`) and
-//! the API reference (`/api`). Rendered on the server from the same
+//! an error explained (`/errors`) and the API reference (`/api`). Rendered on the server from the same
 //! operations the HTTP API runs ([`crate::ops`]), so a person and a bot get
 //! the same answer; every asset is compiled in (no CDN: it works air-gapped),
 //! and every page works without JavaScript.
@@ -40,6 +40,7 @@ pub fn is_page(path: &str) -> bool {
         || path == "/api"
         || path == "/login"
         || path == "/logout"
+        || path == "/errors"
         || path == "/browse"
         || path.starts_with("/browse/")
         || path.starts_with("/doc/")
@@ -57,6 +58,11 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/doc/{doc_id:.+}").route(web::get().to(doc)))
         .service(web::resource("/browse").route(web::get().to(browse)))
         .service(web::resource("/browse/{prefix:.*}").route(web::get().to(browse)))
+        .service(
+            web::resource("/errors")
+                .route(web::get().to(explain_form))
+                .route(web::post().to(explain)),
+        )
         .service(web::resource("/api").route(web::get().to(api)))
         .service(
             web::resource("/login")
@@ -136,16 +142,7 @@ async fn search(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResp
         Some(Err(e)) => return Err(e),
         None => (None, None),
     };
-    let error_html = error.map(|e| {
-        format!(
-            "<p class=\"error\" role=\"alert\">{}{}</p>",
-            e.field
-                .as_deref()
-                .map(|f| format!("<code>{}</code>: ", html::esc(f)))
-                .unwrap_or_default(),
-            html::esc(&e.detail)
-        )
-    });
+    let error_html = error.as_ref().map(field_error);
     if q.contains_key("partial") {
         let body = match (&answer, &error_html) {
             (_, Some(e)) => e.clone(),
@@ -162,6 +159,63 @@ async fn search(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResp
         form.q.clone()
     };
     Ok(ok_page(&title, &main, version_of(&version)))
+}
+
+async fn explain_form(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
+    explain_page(&state, &req, pages::ExplainForm::default()).await
+}
+
+/// The explain form posted: the text comes in the body (a traceback is too long for a URL).
+async fn explain(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let mut form = pages::ExplainForm::default();
+    for (k, v) in url::form_urlencoded::parse(&body) {
+        match k.as_ref() {
+            "text" => form.text = v.into_owned(),
+            "toolkit" => form.toolkit = v.trim().to_owned(),
+            "version" => form.version = v.trim().to_owned(),
+            _ => {}
+        }
+    }
+    explain_page(&state, &req, form).await
+}
+
+async fn explain_page(
+    state: &AppState,
+    req: &HttpRequest,
+    form: pages::ExplainForm,
+) -> Result<HttpResponse, ApiError> {
+    let answer = match form.text.trim().is_empty() {
+        true => None,
+        false => Some(run(Kind::Explain, state, req, form.args()).await),
+    };
+    let (answer, error) = match answer {
+        Some(Ok(a)) => (Some(a), None),
+        Some(Err(e)) if e.status.is_client_error() => (None, Some(field_error(&e))),
+        Some(Err(e)) => return Err(e),
+        None => (None, None),
+    };
+    let version = run(Kind::Version, state, req, json!({})).await?;
+    let main = pages::explain(&form, &version, answer.as_ref(), error.as_deref());
+    Ok(ok_page("Explain an error", &main, version_of(&version)))
+}
+
+/// A refused argument, said on the page by its field.
+fn field_error(e: &ApiError) -> String {
+    format!(
+        "<p class=\"error\" role=\"alert\">{}{}</p>",
+        e.field
+            .as_deref()
+            .map(|f| format!("<code>{}</code>: ", html::esc(f)))
+            .unwrap_or_default(),
+        html::esc(&e.detail)
+    )
 }
 
 fn version_of(v: &Value) -> &str {

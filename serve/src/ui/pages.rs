@@ -538,3 +538,194 @@ pub fn problem(status: u16, title: &str, detail: &str, trace_id: &str) -> String
         esc(trace_id)
     )
 }
+
+/// What the explain form holds.
+#[derive(Default)]
+pub struct ExplainForm {
+    /// The pasted error.
+    pub text: String,
+    /// Toolkit filter (empty: all).
+    pub toolkit: String,
+    /// Installed version (empty: not said).
+    pub version: String,
+}
+
+impl ExplainForm {
+    /// The operation's arguments.
+    pub fn args(&self) -> Value {
+        let mut a = serde_json::json!({ "text": self.text });
+        if !self.toolkit.is_empty() {
+            a["toolkit"] = Value::from(self.toolkit.clone());
+        }
+        if !self.version.is_empty() {
+            a["version"] = Value::from(self.version.clone());
+        }
+        a
+    }
+}
+
+/// The explain page: the form, then the answer or the error.
+pub fn explain(
+    form: &ExplainForm,
+    version: &Value,
+    answer: Option<&Value>,
+    error: Option<&str>,
+) -> String {
+    let mut toolkits: Vec<String> = version
+        .get("repos")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(|r| s(r, "name").to_lowercase()).collect())
+        .unwrap_or_default();
+    toolkits.sort();
+    toolkits.dedup();
+    let mut main = format!(
+        r#"<h1>Explain an error</h1>
+<form class="explain" action="/errors" method="post">
+<label class="text"><span>Paste a traceback, a log excerpt or an error message</span>
+<textarea id="text" name="text" rows="12" spellcheck="false" required maxlength="16384" placeholder="Traceback (most recent call last): …">{text}</textarea></label>
+<div class="filters">{tk}<label><span>Installed version</span><input name="version" value="{version}" size="10" maxlength="64" placeholder="e.g. 3.1.6"></label><button type="submit">Explain</button></div>
+</form>
+"#,
+        text = esc(&form.text),
+        tk = select("toolkit", "Toolkit", &form.toolkit, &toolkits),
+        version = attr(&form.version),
+    );
+    main.push_str("<section id=\"results\" aria-live=\"polite\">");
+    main.push_str(error.unwrap_or(""));
+    if let Some(a) = answer {
+        main.push_str(&explained(a));
+    }
+    main.push_str("</section>");
+    main
+}
+
+/// A cited span as a link to its passage page and both GitHub links.
+fn cited_links(v: &Value) -> (String, String) {
+    let (doc, start, end) = (s(v, "doc_id"), n(v, "start_line"), n(v, "end_line"));
+    let href = format!("/doc/{}?lines={start}-{end}", path(doc));
+    (
+        format!(
+            "<a href=\"{}\">{}<span class=\"span\">:{start}-{end}</span></a>",
+            attr(&href),
+            esc(doc)
+        ),
+        format!(
+            "<p class=\"links\"><a href=\"{}\" rel=\"noopener\">on the default branch</a> · <a href=\"{}\" rel=\"noopener\">permalink at the commit</a></p>",
+            attr(s(v, "github_url")),
+            attr(s(v, "permalink"))
+        ),
+    )
+}
+
+/// An explain answer: the parsed error, raise sites, frames, explaining passages.
+fn explained(a: &Value) -> String {
+    let mut out = String::new();
+    let p = a.get("parsed").cloned().unwrap_or(Value::Null);
+    let _ = write!(
+        out,
+        "<p class=\"parsed\"><code>{}</code>{} <span class=\"tag\">{}</span></p>",
+        esc(s(&p, "exception")),
+        match s(&p, "message").lines().next() {
+            Some(m) if !m.is_empty() => format!(": {}", esc(m)),
+            _ => String::new(),
+        },
+        esc(s(&p, "shape"))
+    );
+    if a.get("insufficient_evidence").and_then(Value::as_bool) == Some(true) {
+        out.push_str("<p class=\"insufficient\" role=\"status\">Nothing indexed raises or explains this error.</p>");
+    }
+    for n in a
+        .get("notices")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let _ = write!(
+            out,
+            "<p class=\"notice\">{}</p>",
+            esc(n.as_str().unwrap_or(""))
+        );
+    }
+    let list = |k: &str| {
+        a.get(k)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let sites = list("raise_sites");
+    if !sites.is_empty() {
+        out.push_str("<h2>Raised at</h2><ol class=\"hits\">");
+    }
+    for site in &sites {
+        let (link, links) = cited_links(site);
+        let _ = write!(
+            out,
+            "<li class=\"hit\"><h3>{link}</h3><p class=\"meta\"><span class=\"tag\">{}</span> in <code>{}</code> · explains {:.0}% of the message{}</p><pre class=\"snippet\">{}</pre>{links}</li>",
+            esc(s(site, "exception")),
+            esc(match s(site, "function") {
+                "" => "<module>",
+                f => f,
+            }),
+            site.get("explained").and_then(Value::as_f64).unwrap_or(0.0) * 100.0,
+            if site.get("at_frame").and_then(Value::as_bool) == Some(true) {
+                " · the traceback's own frame"
+            } else {
+                ""
+            },
+            esc(s(site, "source")),
+        );
+    }
+    if !sites.is_empty() {
+        out.push_str("</ol>");
+    }
+    let frames: Vec<Value> = list("frames")
+        .into_iter()
+        .filter(|f| f.get("at").is_some())
+        .collect();
+    if !frames.is_empty() {
+        out.push_str("<h2>Frames in indexed code</h2><ul class=\"frames\">");
+    }
+    for f in &frames {
+        let fr = f.get("frame").cloned().unwrap_or(Value::Null);
+        let (link, _) = cited_links(f.get("at").unwrap_or(&Value::Null));
+        let _ = write!(
+            out,
+            "<li><code>{}:{}</code> in <code>{}</code> → {link} <span class=\"tag\">{}</span></li>",
+            esc(s(&fr, "file")),
+            n(&fr, "line"),
+            esc(s(&fr, "function")),
+            esc(s(f, "located")),
+        );
+    }
+    if !frames.is_empty() {
+        out.push_str("</ul>");
+    }
+    let hits = list("explains");
+    if !hits.is_empty() {
+        out.push_str("<h2>What explains it</h2><ol class=\"hits\">");
+    }
+    for h in &hits {
+        let (link, links) = cited_links(h);
+        let _ = write!(
+            out,
+            "<li class=\"hit\"><h3>{link}</h3><p class=\"meta\"><span class=\"tag\">{}</span> <span class=\"tag\">{}</span>{}</p><pre class=\"snippet\">{}</pre>{links}</li>",
+            esc(s(h, "toolkit")),
+            esc(s(h, "doctype")),
+            match s(h, "title") {
+                "" => String::new(),
+                t => format!(" <span class=\"title\">§ {}</span>", esc(t)),
+            },
+            marked(s(h, "snippet")),
+        );
+    }
+    if !hits.is_empty() {
+        out.push_str("</ol>");
+    }
+    let history = a.get("history").cloned().unwrap_or(Value::Null);
+    let _ = write!(
+        out,
+        "<p class=\"hint\">History: {}</p>",
+        esc(s(&history, "note"))
+    );
+    out
+}
