@@ -113,6 +113,12 @@ pub fn print_summary(s: &BuildSummary) {
     );
     for r in &s.repos {
         match (&r.error, &r.commit) {
+            (Some(e), Some(c)) if r.stale => println!(
+                "  {:16} STALE @ {} ({} docs, the commit fetched before): {e}",
+                r.name,
+                &c[..c.len().min(12)],
+                r.docs
+            ),
             (Some(e), _) => println!("  {:16} FAILED: {e}", r.name),
             (None, Some(c)) => println!(
                 "  {:16} {} @ {} ({} docs)",

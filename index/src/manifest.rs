@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The format this code writes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// The oldest format this code can still read.
 pub const OLDEST_READABLE_FORMAT: u32 = 3;
 
@@ -89,6 +89,13 @@ pub struct RepoRecord {
     /// Set when the repository failed and `--keep-going` built the rest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The fetch failed (`error` says why) and `--keep-going` indexed the
+    /// commit the build cache already held, the last one fetched, instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
+    /// What the repository is, from repositories.yml.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
 }
 
 /// Totals of a version.

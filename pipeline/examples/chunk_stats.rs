@@ -7,7 +7,7 @@ use cairn_pipeline::build::chunk_limits;
 use cairn_pipeline::chunk::chunk_document;
 use cairn_pipeline::config::{BuildSettings, Registry};
 use cairn_pipeline::documents::read_commit;
-use cairn_pipeline::sync::sync;
+use cairn_pipeline::sync::{Retry, sync};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -33,7 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut by_kind: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
     let mut docs: Vec<(usize, usize, String)> = Vec::new();
     for cfg in &registry.repos {
-        let s = sync(cfg, cache)?;
+        let s = sync(cfg, cache, Retry::default(), |_, _| {})?;
         let (sources, _) = read_commit(&s.repo, s.commit, cfg, settings.max_file_bytes)?;
         for d in &sources {
             let chunks = chunk_document(

@@ -92,6 +92,9 @@ pub struct RepoConfig {
     pub pin: Option<String>,
     /// Free text.
     pub description: Option<String>,
+    /// The environment variable holding an HTTPS token for a private repository
+    /// (the token itself never appears in the file).
+    pub token_env: Option<String>,
     /// Toolkit used for filtering (the name lowercased by default).
     pub toolkit: String,
     /// Only paths matching one of these are indexed (all when empty).
@@ -129,6 +132,7 @@ struct RawRepo {
     #[serde(rename = "ref")]
     pin: Option<Spanned<String>>,
     description: Option<String>,
+    token_env: Option<Spanned<String>>,
     web_url: Option<Spanned<String>>,
     toolkit: Option<Spanned<String>>,
     #[serde(default)]
@@ -301,6 +305,26 @@ fn validate_repo(
             format!("ref {:?} is not a branch, tag or commit", p.value),
         ));
     }
+    if let Some(t) = &r.token_env {
+        let ok = t
+            .value
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
+            && t.value
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        if !ok {
+            return Err(at(
+                path,
+                t,
+                format!(
+                    "token_env {:?} must name an environment variable (A-Z, 0-9, _), not hold the token",
+                    t.value
+                ),
+            ));
+        }
+    }
     let toolkit = match &r.toolkit {
         Some(t) => {
             check_segment(path, t, "toolkit")?;
@@ -324,6 +348,7 @@ fn validate_repo(
         web_url,
         pin: r.pin.map(|p| p.value),
         description: r.description,
+        token_env: r.token_env.map(|t| t.value),
         toolkit,
         include: r.include.into_iter().map(|g| g.value).collect(),
         exclude: r.exclude.into_iter().map(|g| g.value).collect(),
@@ -348,8 +373,22 @@ fn resolve_url(path: &Path, base: &Path, url: &Spanned<String>) -> Result<String
         .any(|s| u.starts_with(s));
     if remote {
         let rest = u.split_once("://").map_or("", |(_, r)| r);
-        if rest.split('/').next().is_none_or(str::is_empty) || !rest.contains('/') {
+        let authority = rest.split('/').next().unwrap_or("");
+        if authority.is_empty() || !rest.contains('/') {
             return Err(at(path, url, format!("url {u:?} has no host or path")));
+        }
+        // A secret written into the file ends up in logs, manifests and git history.
+        let secret = match authority.split_once('@') {
+            // `ssh://git@host/…` names a user, not a secret.
+            Some((user, _)) => !u.starts_with("ssh://") || user.contains(':'),
+            None => false,
+        };
+        if secret {
+            return Err(at(
+                path,
+                url,
+                "url holds a password or token: remove it and name the environment variable that holds it with token_env".to_owned(),
+            ));
         }
         return Ok(u.to_owned());
     }

@@ -3,11 +3,127 @@
 //!
 //! The first sync initialises a bare repository and fetches everything (a
 //! clone without a checkout); later syncs fetch. The default branch comes from
-//! the remote's HEAD, never from a guess.
+//! the remote's HEAD, never from a guess. Talking to the remote is retried
+//! with backoff when the failure is the network's ([`Retry`]); credentials
+//! come from the environment variable a repository names (`token_env`), a git
+//! credential helper or ssh-agent, never from the file. When the remote
+//! cannot be reached at all, [`cached`] offers the commit the cache already
+//! holds (what `--keep-going` indexes, marked stale).
 
 use crate::config::RepoConfig;
-use git2::{Direction, FetchOptions, Oid, Repository};
+use git2::{
+    Cred, CredentialType, Direction, ErrorClass, ErrorCode, FetchOptions, Oid, RemoteCallbacks,
+    Repository,
+};
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Where the cache remembers the remote's default branch (for [`cached`]).
+const DEFAULT_BRANCH_KEY: &str = "cairn.defaultbranch";
+/// Credential offers before giving up (libgit2 asks again after each refusal).
+const MAX_CREDENTIAL_TRIES: u32 = 3;
+
+/// How hard to try a remote before giving up on it.
+#[derive(Clone, Copy, Debug)]
+pub struct Retry {
+    /// Attempts in all (1: no retry).
+    pub attempts: u32,
+    /// The wait after the first failure; each later wait doubles.
+    pub first_delay: Duration,
+}
+
+impl Default for Retry {
+    /// Three attempts, 2 s then 4 s apart: a blip on one repository must not
+    /// fail a nightly build, and a dead remote costs 6 s.
+    fn default() -> Self {
+        Self {
+            attempts: 3,
+            first_delay: Duration::from_secs(2),
+        }
+    }
+}
+
+/// Whether a failure may pass by itself: the network's, not a wrong URL,
+/// a refused credential or a missing ref.
+fn transient(e: &git2::Error) -> bool {
+    e.code() != ErrorCode::Auth
+        && matches!(
+            e.class(),
+            ErrorClass::Net | ErrorClass::Http | ErrorClass::Ssl | ErrorClass::Ssh
+        )
+}
+
+/// Runs `op` up to `retry.attempts` times while it fails transiently.
+pub fn with_retry<T>(
+    retry: Retry,
+    mut on_retry: impl FnMut(&git2::Error, Duration),
+    mut op: impl FnMut() -> Result<T, git2::Error>,
+) -> Result<T, git2::Error> {
+    let mut delay = retry.first_delay;
+    for attempt in 1.. {
+        match op() {
+            Err(e) if attempt < retry.attempts && transient(&e) => {
+                on_retry(&e, delay);
+                std::thread::sleep(delay);
+                delay *= 2;
+            }
+            other => return other,
+        }
+    }
+    unreachable!("the loop returns on its last attempt")
+}
+
+/// The credentials offered to `cfg`'s remote: its `token_env` token over
+/// HTTPS, else a git credential helper; ssh-agent over SSH.
+fn callbacks<'a>(cfg: &'a RepoConfig, tries: &'a Cell<u32>) -> RemoteCallbacks<'a> {
+    let mut cb = RemoteCallbacks::new();
+    cb.credentials(move |url, username, allowed| {
+        tries.set(tries.get() + 1);
+        if tries.get() > MAX_CREDENTIAL_TRIES {
+            let hint = cfg
+                .token_env
+                .as_deref()
+                .map_or(String::new(), |v| format!(" (the token in {v})"));
+            return Err(git2::Error::new(
+                ErrorCode::Auth,
+                ErrorClass::Callback,
+                format!("{url}: the credentials{hint} were refused"),
+            ));
+        }
+        if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) {
+            if let Some(var) = cfg.token_env.as_deref() {
+                return match std::env::var(var) {
+                    Ok(token) if !token.is_empty() => {
+                        Cred::userpass_plaintext(username.unwrap_or("x-access-token"), &token)
+                    }
+                    _ => Err(git2::Error::new(
+                        ErrorCode::Auth,
+                        ErrorClass::Callback,
+                        format!("{url} needs a token: set the environment variable {var} (token_env)"),
+                    )),
+                };
+            }
+            if let Ok(c) = git2::Config::open_default()
+                .and_then(|config| Cred::credential_helper(&config, url, username))
+            {
+                return Ok(c);
+            }
+        }
+        if allowed.contains(CredentialType::SSH_KEY) {
+            return Cred::ssh_key_from_agent(username.unwrap_or("git"));
+        }
+        if allowed.contains(CredentialType::DEFAULT) {
+            return Cred::default();
+        }
+        Err(git2::Error::new(
+            ErrorCode::Auth,
+            ErrorClass::Callback,
+            format!("{url} asks for credentials: name the variable holding a token with token_env, or configure a git credential helper or ssh-agent"),
+        ))
+    });
+    cb
+}
 
 /// A git failure, with the repository it concerns.
 #[derive(Debug, thiserror::Error)]
@@ -37,8 +153,14 @@ pub fn cache_path(cache: &Path, cfg: &RepoConfig) -> PathBuf {
     cache.join("git").join(format!("{}-{key}.git", cfg.name))
 }
 
-/// Fetches `cfg` into the cache and resolves the commit to index.
-pub fn sync(cfg: &RepoConfig, cache: &Path) -> Result<Synced, SyncError> {
+/// Fetches `cfg` into the cache and resolves the commit to index, retrying
+/// network failures as `retry` says (`on_retry` hears of each).
+pub fn sync(
+    cfg: &RepoConfig,
+    cache: &Path,
+    retry: Retry,
+    mut on_retry: impl FnMut(&git2::Error, Duration),
+) -> Result<Synced, SyncError> {
     let err = |action: &str| {
         let action = action.to_owned();
         let repo = cfg.name.clone();
@@ -66,32 +188,35 @@ pub fn sync(cfg: &RepoConfig, cache: &Path) -> Result<Synced, SyncError> {
     };
     repo.remote_set_url("origin", &fetch_url)
         .map_err(err("set remote url"))?;
-    let default_branch = {
-        let mut remote = repo.find_remote("origin").map_err(err("find remote"))?;
-        remote.connect(Direction::Fetch).map_err(err("connect"))?;
-        let head = remote
-            .default_branch()
-            .map_err(err("read the remote's HEAD"))?;
+    let default_branch = with_retry(retry, &mut on_retry, || {
+        let tries = Cell::new(0);
+        let mut remote = repo.find_remote("origin")?;
+        let mut conn = remote.connect_auth(Direction::Fetch, Some(callbacks(cfg, &tries)), None)?;
+        let head = conn.remote().default_branch()?;
         let head = head.as_str().unwrap_or_default();
-        let branch = head.strip_prefix("refs/heads/").unwrap_or(head).to_owned();
-        remote.disconnect().map_err(err("disconnect"))?;
-        branch
-    };
-    {
-        let mut remote = repo.find_remote("origin").map_err(err("find remote"))?;
+        Ok(head.strip_prefix("refs/heads/").unwrap_or(head).to_owned())
+    })
+    .map_err(err("read the remote's HEAD"))?;
+    with_retry(retry, &mut on_retry, || {
+        let tries = Cell::new(0);
+        let mut remote = repo.find_remote("origin")?;
         let mut opts = FetchOptions::new();
         opts.download_tags(git2::AutotagOption::All);
-        remote
-            .fetch(
-                &[
-                    "+refs/heads/*:refs/remotes/origin/*",
-                    "+refs/tags/*:refs/tags/*",
-                ],
-                Some(&mut opts),
-                None,
-            )
-            .map_err(err("fetch"))?;
-    }
+        opts.remote_callbacks(callbacks(cfg, &tries));
+        remote.fetch(
+            &[
+                "+refs/heads/*:refs/remotes/origin/*",
+                "+refs/tags/*:refs/tags/*",
+            ],
+            Some(&mut opts),
+            None,
+        )
+    })
+    .map_err(err("fetch"))?;
+    // Remembered for a later build that cannot reach the remote (`cached`).
+    repo.config()
+        .and_then(|mut c| c.set_str(DEFAULT_BRANCH_KEY, &default_branch))
+        .map_err(err("record the default branch"))?;
     let commit = resolve(
         &repo,
         cfg.pin.as_deref().unwrap_or(&default_branch),
@@ -106,6 +231,25 @@ pub fn sync(cfg: &RepoConfig, cache: &Path) -> Result<Synced, SyncError> {
             ))
     )))?;
     Ok(Synced {
+        repo,
+        default_branch,
+        commit,
+    })
+}
+
+/// The commit `cfg` resolves to in the cache as the last successful sync left
+/// it, without touching the remote; `None` when there is no such cache.
+pub fn cached(cfg: &RepoConfig, cache: &Path) -> Option<Synced> {
+    let path = cache_path(cache, cfg);
+    let repo = Repository::open_bare(&path).ok()?;
+    let default_branch = repo.config().ok()?.get_string(DEFAULT_BRANCH_KEY).ok()?;
+    let commit = resolve(
+        &repo,
+        cfg.pin.as_deref().unwrap_or(&default_branch),
+        cfg.pin.is_some(),
+    )
+    .ok()?;
+    Some(Synced {
         repo,
         default_branch,
         commit,

@@ -359,6 +359,17 @@ pub struct RepoVersion {
     pub default_branch: Option<String>,
     /// Commit indexed.
     pub commit: Option<String>,
+    /// Toolkit (the `toolkit` filter's value).
+    pub toolkit: String,
+    /// What it is, from repositories.yml.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The last fetch failed; the commit is the one fetched before (see `error`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
+    /// Why the last fetch failed, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// What is being served.

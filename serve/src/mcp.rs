@@ -41,13 +41,24 @@ pub struct CairnMcp {
 }
 
 /// The tools a caller may use: every operation with a tool name (set_weight
-/// for admins only), described as the HTTP API describes it.
-fn tools(admin: bool) -> Vec<Tool> {
+/// for admins only), described as the HTTP API describes it; a tool that
+/// takes `toolkit` also lists the toolkits the caller may see (`catalog`),
+/// so a model knows what each one is.
+fn tools(admin: bool, catalog: &str) -> Vec<Tool> {
     OPERATIONS
         .iter()
         .filter(|op| admin || op.who != Who::Admin)
         .filter_map(|op| {
-            let mut t = Tool::new(op.tool?, op.description, (op.args.input)());
+            let input = (op.args.input)();
+            let takes_toolkit = input
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|p| p.contains_key("toolkit"));
+            let description = match takes_toolkit && !catalog.is_empty() {
+                true => format!("{} Toolkits: {catalog}", op.description),
+                false => op.description.to_owned(),
+            };
+            let mut t = Tool::new(op.tool?, description, input);
             t.annotations = Some(
                 ToolAnnotations::new()
                     .read_only(op.read_only)
@@ -58,6 +69,19 @@ fn tools(admin: bool) -> Vec<Tool> {
             Some(t)
         })
         .collect()
+}
+
+/// `emcee (The Python ensemble sampling toolkit…); dynesty (…)`: each
+/// toolkit the version lists, with its repositories' descriptions.
+pub fn toolkit_catalog(v: &cairn_search::VersionResponse) -> String {
+    v.repos
+        .iter()
+        .map(|r| match r.description.as_str() {
+            "" => r.toolkit.clone(),
+            d => format!("{} ({})", r.toolkit, d.trim_end_matches('.')),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// A tool error with the HTTP problem's code and field.
@@ -169,9 +193,9 @@ impl ServerHandler for CairnMcp {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools(
-            caller(&context).admin,
-        )))
+        let who = caller(&context);
+        let catalog = toolkit_catalog(&self.live.current().version(who.groups()));
+        Ok(ListToolsResult::with_all_items(tools(who.admin, &catalog)))
     }
 
     async fn call_tool(
@@ -376,7 +400,7 @@ mod tests {
     #[test]
     fn set_weight_is_listed_for_admins_only() {
         let names = |admin| -> Vec<String> {
-            tools(admin)
+            tools(admin, "")
                 .into_iter()
                 .map(|t| t.name.to_string())
                 .collect()

@@ -41,7 +41,7 @@ pub fn run(a: BuildArgs) -> anyhow::Result<ExitCode> {
                 summary.part.display()
             );
         }
-        return Ok(status(summary.repos.iter().any(|r| r.error.is_some())));
+        return Ok(status(summary.repos.iter().any(vanished)));
     }
     let result = match a.merge.is_empty() {
         true => cairn_pipeline::build(&opts, &reporter),
@@ -56,7 +56,13 @@ pub fn run(a: BuildArgs) -> anyhow::Result<ExitCode> {
     } else {
         progress::print_summary(&summary);
     }
-    Ok(status(summary.repos.iter().any(|r| r.error.is_some())))
+    Ok(status(summary.repos.iter().any(vanished)))
+}
+
+/// A repository that failed and is missing from the index (a stale one kept
+/// the commit its cache held, so the build still did its job).
+fn vanished(r: &cairn_index::manifest::RepoRecord) -> bool {
+    r.error.is_some() && !r.stale
 }
 
 /// Reports a failed build: 2 for bad configuration, 1 otherwise.

@@ -19,6 +19,11 @@ pub fn run(a: ExplainArgs) -> anyhow::Result<ExitCode> {
                 .take(MAX_TEXT_BYTES as u64 + 1)
                 .read_to_end(&mut bytes)
                 .context("reading the error text from stdin")?;
+            if bytes.len() > MAX_TEXT_BYTES {
+                anyhow::bail!(
+                    "stdin holds more than {MAX_TEXT_BYTES} bytes: paste the traceback's last part"
+                );
+            }
             String::from_utf8(bytes).map_err(|e| {
                 anyhow::anyhow!(
                     "stdin is not UTF-8 text (invalid byte at offset {}): paste the error as text",

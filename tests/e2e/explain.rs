@@ -223,3 +223,55 @@ async fn the_errors_page_explains_a_pasted_traceback() {
         "{html}"
     );
 }
+
+/// `cairn explain` reads the text from stdin: a traceback is answered, binary
+/// junk and an oversized paste are refused with the reason and exit 2.
+// `test` here is actix's; this one needs no runtime.
+#[::core::prelude::v1::test]
+fn the_cli_reads_a_traceback_from_stdin() {
+    use std::io::Write;
+    let w = crate::fixtures::World::new();
+    crate::fixtures::commit(
+        &w.alpha_repo(),
+        &[(UNITS_PY.0, UNITS_PY.1.to_vec())],
+        "units",
+    );
+    assert!(w.build("out", &[]).status.success());
+    let run = |stdin: &[u8]| {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["explain", "--index"])
+            .arg(w.path("out"))
+            .arg("--model-dir")
+            .arg(&w.model)
+            .env("CAIRN_LOG", "warn")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        // The child may refuse before reading all of it.
+        let _ = child.stdin.take().expect("stdin").write_all(stdin);
+        child.wait_with_output().expect("wait")
+    };
+    let out = run(TRACEBACK.as_bytes());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(
+            "raised at:\n 1. science/alpha/src/alpha/units.py:6-6  ValueError in check_t_E"
+        ),
+        "{text}"
+    );
+    for (stdin, says) in [
+        (vec![0xff, 0xfe, 0x00, 0x81], "not UTF-8"),
+        (vec![b'x'; 16 * 1024 + 1], "more than 16384 bytes"),
+    ] {
+        let out = run(&stdin);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(says), "{err}");
+    }
+}

@@ -66,6 +66,9 @@ fn stdio_session_runs_every_tool_and_resource() {
             assert!(names.contains(&want.to_owned()), "{want} missing from {names:?}");
         }
         let search_tool = tools.iter().find(|t| t.name == "search").expect("search");
+        // Each toolkit is named with what its repositories.yml says it is.
+        let described = search_tool.description.as_deref().unwrap_or("");
+        assert!(described.contains("Toolkits: alpha (Alpha fits light curves); beta"), "{described}");
         let props = &search_tool.input_schema["properties"];
         assert!(props["query"]["description"].is_string() && props["toolkit"].is_object());
         assert!(names.contains(&"set_weight".to_owned()), "the local stdio user is trusted");

@@ -25,7 +25,7 @@ use crate::documents::{Skipped, SourceDoc, read_commit};
 use crate::embed_cache::{EmbedCache, TextKey, text_key};
 use crate::part::{self, PartDoc, PartError, PartManifest, PartRepo, PartSkip, PartStats, Shard};
 use crate::report::Reporter;
-use crate::sync::{SyncError, sync};
+use crate::sync::{Retry, SyncError};
 use cairn_embed::{BertEmbedder, DevicePref, EmbedError, Embedder, ModelSpec};
 use cairn_index::manifest::{Counts, ModelInfo, RepoRecord, SkipRecord};
 use cairn_index::rows::{Row, order};

@@ -33,17 +33,40 @@ pub(super) fn sync_all(
             groups: cfg.groups.clone(),
             docs: 0,
             error: None,
+            stale: false,
+            description: cfg.description.clone().unwrap_or_default(),
         };
-        let result = sync(cfg, &opts.cache)
-            .map_err(BuildError::from)
-            .and_then(|s| {
-                let (docs, skipped) = read_commit(&s.repo, s.commit, cfg, settings.max_file_bytes)
-                    .map_err(|source| BuildError::Tree {
-                        repo: cfg.name.clone(),
-                        source,
-                    })?;
-                Ok((s.default_branch, s.commit.to_string(), docs, skipped))
-            });
+        let retrying = |e: &git2::Error, wait: std::time::Duration| {
+            reporter.note(&format!(
+                "{}: {e}; retrying in {} s",
+                cfg.name,
+                wait.as_secs()
+            ));
+        };
+        let synced = match crate::sync::sync(cfg, &opts.cache, Retry::default(), retrying) {
+            Err(e) if opts.keep_going => match crate::sync::cached(cfg, &opts.cache) {
+                // The commit the cache already holds beats a repository that vanishes.
+                Some(s) => {
+                    reporter.note(&format!(
+                        "STALE {e} (indexing the commit fetched before, {})",
+                        &s.commit.to_string()[..12]
+                    ));
+                    record.stale = true;
+                    record.error = Some(e.to_string());
+                    Ok(s)
+                }
+                None => Err(e),
+            },
+            other => other,
+        };
+        let result = synced.map_err(BuildError::from).and_then(|s| {
+            let (docs, skipped) = read_commit(&s.repo, s.commit, cfg, settings.max_file_bytes)
+                .map_err(|source| BuildError::Tree {
+                    repo: cfg.name.clone(),
+                    source,
+                })?;
+            Ok((s.default_branch, s.commit.to_string(), docs, skipped))
+        });
         match result {
             Ok((branch, commit, mut docs, skipped)) => {
                 // Only documents with a valid id are indexed; everything
@@ -83,7 +106,10 @@ pub(super) fn sync_all(
         reporter.advance(1);
     }
     reporter.finish("synced");
-    if out.iter().all(|r| r.record.error.is_some()) {
+    if out
+        .iter()
+        .all(|r| r.record.error.is_some() && !r.record.stale)
+    {
         return Err(BuildError::NothingBuilt);
     }
     Ok(out)

@@ -93,6 +93,10 @@ impl Engine {
                     name: r.name.clone(),
                     default_branch: r.default_branch.clone(),
                     commit: r.commit.clone(),
+                    toolkit: r.toolkit.clone(),
+                    description: r.description.clone(),
+                    stale: r.stale,
+                    error: r.error.clone(),
                 })
                 .collect(),
         }

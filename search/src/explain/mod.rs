@@ -461,7 +461,9 @@ impl Engine {
             format!(
                 "{} at commit {} ({})",
                 r.name,
-                r.commit.as_deref().map_or("?", |c| &c[..c.len().min(12)]),
+                r.commit
+                    .as_deref()
+                    .map_or_else(|| "?".to_owned(), |c| c.chars().take(12).collect()),
                 r.default_branch.as_deref().unwrap_or("HEAD")
             )
         };

@@ -130,9 +130,46 @@ pub fn search(
         main.push_str(&results(form, a));
     } else if error.is_none() {
         main.push_str("<p class=\"hint\">Ask a question or type an identifier. Press <kbd>/</kbd> to search, <kbd>j</kbd>/<kbd>k</kbd> to move between hits, <kbd>Enter</kbd> to open one.</p>");
+        main.push_str(&indexed(version));
     }
     main.push_str("</section>");
     main
+}
+
+/// What the index holds: each repository the visitor may see, its toolkit,
+/// its description and the commit indexed (stale ones say so).
+fn indexed(version: &Value) -> String {
+    let repos = version
+        .get("repos")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if repos.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<h2>What is indexed</h2><dl class=\"indexed\">");
+    for r in &repos {
+        let commit = s(r, "commit");
+        let _ = write!(
+            out,
+            "<dt><a href=\"/?q=&amp;toolkit={tk}\">{name}</a> <span class=\"tag\">{tk}</span></dt><dd>{desc}<span class=\"meta\">{branch} @ <code>{commit}</code>{stale}</span></dd>",
+            tk = attr(s(r, "toolkit")),
+            name = esc(s(r, "name")),
+            desc = match s(r, "description") {
+                "" => String::new(),
+                d => format!("{} ", esc(d)),
+            },
+            branch = esc(s(r, "default_branch")),
+            commit = esc(&commit.chars().take(12).collect::<String>()),
+            stale = match r.get("stale").and_then(Value::as_bool) {
+                Some(true) =>
+                    " · <strong>stale</strong>: the last fetch failed, this is the commit fetched before",
+                _ => "",
+            },
+        );
+    }
+    out.push_str("</dl>");
+    out
 }
 
 /// The hits of a search answer, as the results section.
