@@ -256,6 +256,8 @@ impl Drop for Browser {
 #[test]
 fn a_person_searches_reads_cites_and_browses_in_a_real_browser() {
     let w = World::new();
+    let (path, bytes) = crate::explain::UNITS_PY;
+    crate::fixtures::commit(&w.alpha_repo(), &[(path, bytes.to_vec())], "units");
     let built = w.build("out", &[]);
     assert!(
         built.status.success(),
@@ -414,6 +416,23 @@ fn a_person_searches_reads_cites_and_browses_in_a_real_browser() {
         json!(true)
     );
     check_a11y(&mut b, "notebook passage");
+
+    // Paste a traceback into the explain page: the raise site, linked.
+    b.open(&format!("{base}/errors"));
+    b.eval("document.getElementById('text').focus(); true");
+    b.call(
+        "Input.insertText",
+        json!({"text": crate::explain::TRACEBACK}),
+    );
+    b.click_to_load("form.explain button[type=submit]");
+    b.until("document.querySelector('a[href=\"/doc/science/alpha/src/alpha/units.py?lines=6-6\"]') !== null");
+    assert_eq!(
+        b.eval("document.getElementById('text').value.includes('t_E must be positive')"),
+        json!(true),
+        "the pasted text stays in the form"
+    );
+    shoot(&mut b, "errors");
+    check_a11y(&mut b, "errors");
 
     // The API reference.
     b.open(&format!("{base}/api"));

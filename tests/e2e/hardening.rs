@@ -357,34 +357,34 @@ fn a_non_utf8_folder_name_is_skipped_not_fatal() {
     assert!(alpha["docs"].as_u64().is_some_and(|n| n >= 6), "{alpha}");
 }
 
-/// Finding 10: credentials in a repository URL reach neither the manifest nor a pack.
+/// Finding 10: credentials in a repository URL are refused where they are
+/// written (file:line:column, without echoing them), so they reach no
+/// manifest, pack or log; `token_env` names where a token lives instead.
 #[test]
-fn url_credentials_are_never_recorded() {
+fn url_credentials_are_refused_and_never_echoed() {
     let w = World::new();
-    let yml = format!(
-        "science:\n  - name: alpha\n    url: https://bot:s3cret-pw@127.0.0.1:9/alpha.git\n    web_url: https://github.com/example/alpha\ntools:\n  - name: beta\n    url: {}\n    web_url: https://github.com/example/beta\n",
-        w.beta.display()
-    );
-    w.write("config/repositories.yml", &yml);
-    let built = w.build("out", &["--keep-going"]);
-    assert!(!stderr(&built).contains("s3cret"), "{}", stderr(&built));
-    let dir = current_dir(&w.path("out"));
-    let manifest = std::fs::read_to_string(dir.join("manifest.json")).expect("manifest");
-    assert!(
-        manifest.contains("https://127.0.0.1:9/alpha.git"),
-        "{manifest}"
-    );
-    assert!(!manifest.contains("s3cret"), "{manifest}");
-    let root = IndexRoot::new(w.path("out"));
-    let version = root.current().expect("current");
-    let packed = pack(&root, &version, &w.path("p.tar.zst")).expect("pack");
-    let mut archive = Vec::new();
-    zstd::stream::copy_decode(
-        std::fs::File::open(&packed.path).expect("open"),
-        &mut archive,
-    )
-    .expect("decode");
-    assert!(!String::from_utf8_lossy(&archive).contains("s3cret"));
+    for url in [
+        "https://bot:s3cret-pw@127.0.0.1:9/alpha.git",
+        "https://s3cret-pw@127.0.0.1:9/alpha.git",
+    ] {
+        let yml = format!(
+            "science:\n  - name: alpha\n    url: {url}\n    web_url: https://github.com/example/alpha\ntools:\n  - name: beta\n    url: {}\n    web_url: https://github.com/example/beta\n",
+            w.beta.display()
+        );
+        w.write("config/repositories.yml", &yml);
+        let built = w.build("out", &["--keep-going"]);
+        assert_eq!(built.status.code(), Some(2), "{}", stderr(&built));
+        assert!(
+            stderr(&built).contains("repositories.yml:3:") && stderr(&built).contains("token_env"),
+            "{}",
+            stderr(&built)
+        );
+        assert!(!stderr(&built).contains("s3cret"), "{}", stderr(&built));
+        assert!(
+            !w.path("out").join("CURRENT").exists(),
+            "nothing is written"
+        );
+    }
 }
 
 /// Finding 10: a build's cleanup leaves a running writer's scratch folder alone.
