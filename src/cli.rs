@@ -252,6 +252,9 @@ pub struct SearchArgs {
     /// Only doc_ids starting with this (repeatable).
     #[arg(long)]
     pub path_prefix: Vec<String>,
+    /// Only this ref of repositories indexed at several (repeatable; default: each one's default ref).
+    #[arg(long = "ref")]
+    pub refs: Vec<String>,
     /// hybrid (default), bm25 or vector.
     #[arg(long, default_value = "hybrid")]
     pub mode: String,

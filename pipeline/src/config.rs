@@ -108,6 +108,21 @@ pub struct RepoConfig {
 }
 
 impl RepoConfig {
+    /// The same repository at another ref, indexed as its own documents:
+    /// `<category>/<name>@<ref>/<path>` (a name holds no `@`, so the ids stay apart).
+    pub fn at_ref(&self, r: &str) -> Self {
+        Self {
+            name: format!("{}@{r}", self.name),
+            pin: Some(r.to_owned()),
+            ..self.clone()
+        }
+    }
+
+    /// The repository's own name (without `@ref`): what its git cache is named by.
+    pub fn base_name(&self) -> &str {
+        self.name.split_once('@').map_or(&self.name, |(b, _)| b)
+    }
+
     /// Whether the include/exclude globs let `path` in.
     pub fn wants(&self, path: &str) -> bool {
         self.include_set.as_ref().is_none_or(|s| s.is_match(path))
@@ -131,6 +146,8 @@ struct RawRepo {
     url: Spanned<String>,
     #[serde(rename = "ref")]
     pin: Option<Spanned<String>>,
+    #[serde(default)]
+    refs: Vec<Spanned<String>>,
     description: Option<String>,
     token_env: Option<Spanned<String>>,
     web_url: Option<Spanned<String>>,
@@ -204,7 +221,7 @@ impl Registry {
                 RawCategory::List(l) => (Vec::new(), l),
                 RawCategory::Table(t) => (t.groups, t.repos),
             };
-            for r in list {
+            for mut r in list {
                 check_segment(path, &r.name, "repository name")?;
                 if !names.insert(r.name.value.clone()) {
                     return Err(at(
@@ -213,13 +230,33 @@ impl Registry {
                         format!("duplicate repository name {:?}", r.name.value),
                     ));
                 }
-                repos.push(validate_repo(
-                    path,
-                    base,
-                    &category.value,
-                    &category_groups,
-                    r,
-                )?);
+                let refs = std::mem::take(&mut r.refs);
+                if let (Some(first), Some(_)) = (refs.first(), &r.pin) {
+                    return Err(at(
+                        path,
+                        first,
+                        "give ref (one pinned ref) or refs (several), not both",
+                    ));
+                }
+                // The first of `refs` is the default ref: it keeps the plain ids.
+                if let Some(first) = refs.first() {
+                    r.pin = Some(first.clone());
+                }
+                let cfg = validate_repo(path, base, &category.value, &category_groups, r)?;
+                let mut seen = HashSet::new();
+                for rf in &refs {
+                    check_segment(path, rf, "ref in refs (a tag or branch without '/')")?;
+                    if !seen.insert(rf.value.clone()) {
+                        return Err(at(path, rf, format!("ref {:?} is listed twice", rf.value)));
+                    }
+                }
+                let extra: Vec<RepoConfig> = refs
+                    .iter()
+                    .skip(1)
+                    .map(|rf| cfg.at_ref(&rf.value))
+                    .collect();
+                repos.push(cfg);
+                repos.extend(extra);
             }
         }
         if repos.is_empty() {

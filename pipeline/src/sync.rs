@@ -150,7 +150,9 @@ pub struct Synced {
 /// Where `cfg`'s bare cache lives under `cache`.
 pub fn cache_path(cache: &Path, cfg: &RepoConfig) -> PathBuf {
     let key = &cairn_index::sha256_hex(cfg.fetch_url.as_bytes())[..12];
-    cache.join("git").join(format!("{}-{key}.git", cfg.name))
+    cache
+        .join("git")
+        .join(format!("{}-{key}.git", cfg.base_name()))
 }
 
 /// Fetches `cfg` into the cache and resolves the commit to index, retrying
@@ -274,7 +276,7 @@ fn refless_mirror(cfg: &RepoConfig, cache: &Path) -> Option<Result<String, git2:
         let key = &cairn_index::sha256_hex(cfg.fetch_url.as_bytes())[..12];
         let view = cache
             .join("mirror-views")
-            .join(format!("{}-{key}.git", cfg.name));
+            .join(format!("{}-{key}.git", cfg.base_name()));
         let io = |e: std::io::Error| git2::Error::from_str(&format!("{}: {e}", view.display()));
         if view.exists() {
             std::fs::remove_dir_all(&view).map_err(io)?;

@@ -59,14 +59,49 @@ pub fn visible_chunks(snap: &Snapshot, groups: Option<&[String]>) -> Vec<bool> {
     snap.chunks.iter().map(|c| doc_ok[c.doc as usize]).collect()
 }
 
+/// The ref a repository entry holds, and whether it is another ref than the
+/// repository's default (its name is `<repo>@<ref>`).
+pub fn repo_ref(r: &cairn_index::manifest::RepoRecord) -> (&str, bool) {
+    match r.name.split_once('@') {
+        Some((_, rf)) => (rf, true),
+        None => (
+            r.pin
+                .as_deref()
+                .or(r.default_branch.as_deref())
+                .unwrap_or(""),
+            false,
+        ),
+    }
+}
+
 /// Which chunks pass the filters and the caller's groups: applied before ranking, on both paths.
 pub fn allowed_chunks(snap: &Snapshot, filters: &Filters, groups: Option<&[String]>) -> Vec<bool> {
     let any = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
+    let refs: std::collections::HashMap<&str, (&str, bool)> = snap
+        .manifest
+        .repos
+        .iter()
+        .map(|r| (r.name.as_str(), repo_ref(r)))
+        .collect();
+    // Another ref is searched only when asked for: by ref, or by naming it.
+    let names_other_ref = filters
+        .repo
+        .iter()
+        .chain(&filters.path_prefix)
+        .any(|v| v.contains('@'));
+    let ref_ok = |repo: &str| {
+        let (r, extra) = refs.get(repo).copied().unwrap_or(("", false));
+        match filters.refs.is_empty() {
+            true => !extra || names_other_ref,
+            false => filters.refs.iter().any(|x| x == r),
+        }
+    };
     let doc_ok: Vec<bool> = snap
         .docs
         .iter()
         .map(|d| {
             visible(d, groups)
+                && ref_ok(&d.repo)
                 && any(&filters.repo, &d.repo)
                 && any(&filters.category, &d.category)
                 && any(&filters.toolkit, &d.toolkit)

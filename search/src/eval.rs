@@ -146,6 +146,7 @@ pub fn evaluate(
                 "repo" => filters.repo = vals,
                 "category" => filters.category = vals,
                 "path_prefix" => filters.path_prefix = vals,
+                "ref" => filters.refs = vals,
                 _ => {
                     return Err(crate::invalid(
                         "filters",

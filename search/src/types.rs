@@ -159,17 +159,23 @@ pub struct Filters {
     /// doc_id prefixes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub path_prefix: Vec<String>,
+    /// Refs (a repository's `refs:` in repositories.yml). Without it, only
+    /// each repository's default ref is searched, unless `repo` or
+    /// `path_prefix` names another (`emcee@v3.1.6`).
+    #[serde(default, rename = "ref", skip_serializing_if = "Vec::is_empty")]
+    pub refs: Vec<String>,
 }
 
 impl Filters {
     /// Each list within [`MAX_FILTER_VALUES`], each doctype one the index knows.
     pub fn validate(&self) -> Result<(), crate::SearchError> {
-        let lists: [(&'static str, &Vec<String>); 5] = [
+        let lists: [(&'static str, &Vec<String>); 6] = [
             ("repo", &self.repo),
             ("category", &self.category),
             ("toolkit", &self.toolkit),
             ("doctype", &self.doctype),
             ("path_prefix", &self.path_prefix),
+            ("ref", &self.refs),
         ];
         for (field, list) in lists {
             if list.len() > MAX_FILTER_VALUES {

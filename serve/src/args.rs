@@ -23,6 +23,7 @@ fn filters(
     repo: OneOrMany,
     category: OneOrMany,
     path_prefix: OneOrMany,
+    refs: OneOrMany,
 ) -> Filters {
     Filters {
         toolkit: toolkit.into_vec(),
@@ -30,6 +31,7 @@ fn filters(
         repo: repo.into_vec(),
         category: category.into_vec(),
         path_prefix: path_prefix.into_vec(),
+        refs: refs.into_vec(),
     }
 }
 
@@ -73,6 +75,12 @@ pub struct SearchArgs {
     #[param(value_type = Option<String>)]
     #[schemars(with = "Option<Vec<String>>")]
     path_prefix: OneOrMany,
+    /// Only these refs of repositories indexed at several (`refs:` in repositories.yml), e.g. `v3.1.6`; by default each repository's default ref. In a query string: comma-separated.
+    #[serde(default, rename = "ref")]
+    #[schema(value_type = Option<Vec<String>>)]
+    #[param(value_type = Option<String>)]
+    #[schemars(with = "Option<Vec<String>>")]
+    refs: OneOrMany,
     /// 0 to 1: when the best hit's evidence (cosine) is below this, the answer says insufficient_evidence.
     #[serde(default)]
     threshold: Option<f32>,
@@ -97,6 +105,7 @@ impl SearchArgs {
                 self.repo,
                 self.category,
                 self.path_prefix,
+                self.refs,
             ),
             threshold: self.threshold,
             mode: self.mode.unwrap_or_default(),
@@ -151,6 +160,11 @@ pub struct ContextArgs {
     #[schema(value_type = Option<Vec<String>>)]
     #[schemars(with = "Option<Vec<String>>")]
     path_prefix: OneOrMany,
+    /// Only these refs of repositories indexed at several (`refs:` in repositories.yml), e.g. `v3.1.6`; by default each repository's default ref. In a query string: comma-separated.
+    #[serde(default, rename = "ref")]
+    #[schema(value_type = Option<Vec<String>>)]
+    #[schemars(with = "Option<Vec<String>>")]
+    refs: OneOrMany,
     /// Evidence (cosine, 0 to 1) a passage needs (default 0.3).
     #[serde(default)]
     threshold: Option<f32>,
@@ -180,6 +194,7 @@ impl ContextArgs {
                 self.repo,
                 self.category,
                 self.path_prefix,
+                self.refs,
             ),
             threshold: self.threshold,
             mode: self.mode.unwrap_or_default(),

@@ -19,6 +19,7 @@ pub fn run(a: SearchArgs) -> anyhow::Result<ExitCode> {
             toolkit: a.toolkit,
             doctype: a.doctype,
             path_prefix: a.path_prefix,
+            refs: a.refs,
         },
         threshold: a.threshold,
         mode,

@@ -14,6 +14,7 @@ mod mcp;
 mod publish;
 mod readme;
 mod real_model;
+mod refs;
 mod remote;
 mod search;
 mod serve_process;

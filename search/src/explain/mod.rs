@@ -173,9 +173,12 @@ impl Engine {
                 "holds no words: paste the error message or the traceback as text",
             ));
         }
+        let repos = self.repos_for(req.version.as_deref());
         let in_scope = |doc: u32| {
             let d = &self.snapshot().docs[doc as usize];
-            access::visible(d, groups) && req.toolkit.as_ref().is_none_or(|t| &d.toolkit == t)
+            access::visible(d, groups)
+                && req.toolkit.as_ref().is_none_or(|t| &d.toolkit == t)
+                && repos.contains(d.repo.as_str())
         };
         let frames: Vec<MappedFrame> = parsed
             .frames
@@ -211,6 +214,13 @@ impl Engine {
             },
             filters: Filters {
                 toolkit: toolkit.into_iter().collect(),
+                // The installed version's ref, when one was chosen over the default.
+                repo: match repos.iter().any(|r| r.contains('@'))
+                    && repos.len() <= crate::MAX_FILTER_VALUES
+                {
+                    true => repos.iter().map(|r| (*r).to_owned()).collect(),
+                    false => Vec::new(),
+                },
                 ..Filters::default()
             },
             threshold: None,
@@ -250,6 +260,37 @@ impl Engine {
             notices,
             index_version: self.snapshot().version.to_string(),
         })
+    }
+
+    /// The repository entries an error is looked for in: each repository's
+    /// default ref, except where another indexed ref is the installed
+    /// `version` (`v3.1.6` for 3.1.6): then that ref instead.
+    fn repos_for(&self, version: Option<&str>) -> std::collections::HashSet<&str> {
+        let bare = |v: &str| v.trim_start_matches(['v', 'V']).to_owned();
+        let wanted = version.map(bare);
+        let records = &self.snapshot().manifest.repos;
+        let chosen: Vec<&str> = records
+            .iter()
+            .filter(|r| {
+                access::repo_ref(r).1
+                    && wanted.as_deref() == Some(bare(access::repo_ref(r).0).as_str())
+            })
+            .map(|r| r.name.as_str())
+            .collect();
+        records
+            .iter()
+            .filter(|r| {
+                let base = r.name.split_once('@').map_or(r.name.as_str(), |(b, _)| b);
+                let replaced = chosen
+                    .iter()
+                    .any(|c| c.split_once('@').is_some_and(|(b, _)| b == base));
+                match access::repo_ref(r).1 {
+                    true => chosen.contains(&r.name.as_str()),
+                    false => !replaced,
+                }
+            })
+            .map(|r| r.name.as_str())
+            .collect()
     }
 
     /// The document a printed path names (the longest path suffix shared, at

@@ -107,7 +107,11 @@ pub fn search(
         .and_then(Value::as_array)
         .map(|a| a.iter().map(|r| s(r, "name").to_owned()).collect())
         .unwrap_or_default();
-    let mut toolkits: Vec<String> = repos.iter().map(|r| r.to_lowercase()).collect();
+    let mut toolkits: Vec<String> = version
+        .get("repos")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(|r| s(r, "toolkit").to_owned()).collect())
+        .unwrap_or_default();
     toolkits.sort();
     toolkits.dedup();
     let doctypes: Vec<String> = DOCTYPES.iter().map(|d| (*d).to_owned()).collect();
@@ -611,7 +615,7 @@ pub fn explain(
     let mut toolkits: Vec<String> = version
         .get("repos")
         .and_then(Value::as_array)
-        .map(|a| a.iter().map(|r| s(r, "name").to_lowercase()).collect())
+        .map(|a| a.iter().map(|r| s(r, "toolkit").to_owned()).collect())
         .unwrap_or_default();
     toolkits.sort();
     toolkits.dedup();
