@@ -90,6 +90,10 @@ pub struct PullArgs {
     /// The `latest.json` that `latest` means (default: the nightly's release).
     #[arg(long, env = "CAIRN_PULL_FROM")]
     pub from: Option<String>,
+    /// Also check the pack's build provenance attestation as made by this
+    /// GitHub repository (`OWNER/REPO`), with the GitHub CLI, before dropping it.
+    #[arg(long, env = "CAIRN_ATTEST_REPO")]
+    pub attest_repo: Option<String>,
 }
 
 /// `cairn doctor`.

@@ -22,6 +22,46 @@ struct Latest {
     sha256: String,
 }
 
+/// Downloads the pack to a scratch file, has the GitHub CLI verify its
+/// build provenance attestation from `repo`, and only then drops it: a
+/// server adopts a dropped pack at once, so the check must come first.
+fn attested_drop(
+    root: &IndexRoot,
+    version: &IndexVersion,
+    mut reader: impl std::io::Read,
+    sha256: &str,
+    repo: &str,
+    pack_url: &str,
+) -> anyhow::Result<std::path::PathBuf> {
+    let gh_found = std::process::Command::new("gh")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !gh_found {
+        bail!(
+            "--attest-repo needs the GitHub CLI (`gh`) to verify the attestation, and it is not installed; nothing was dropped"
+        );
+    }
+    let scratch = tempfile::NamedTempFile::new().context("a scratch file for the pack")?;
+    std::io::copy(&mut reader, &mut scratch.as_file())
+        .with_context(|| format!("downloading {pack_url}"))?;
+    let verified = std::process::Command::new("gh")
+        .args(["attestation", "verify"])
+        .arg(scratch.path())
+        .args(["--repo", repo])
+        .output()
+        .context("running gh attestation verify")?;
+    if !verified.status.success() {
+        bail!(
+            "{pack_url}: its attestation does not verify for {repo}; nothing was dropped:\n{}",
+            String::from_utf8_lossy(&verified.stderr).trim()
+        );
+    }
+    let file = std::fs::File::open(scratch.path()).context("reopening the downloaded pack")?;
+    pack::drop_pack(root, version, file, sha256)
+        .with_context(|| format!("{pack_url} was not dropped"))
+}
+
 /// Runs the pull.
 pub fn run(a: PullArgs) -> anyhow::Result<ExitCode> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -92,10 +132,19 @@ pub fn run(a: PullArgs) -> anyhow::Result<ExitCode> {
         .into_with_config()
         .limit(u64::MAX)
         .reader();
-    let dropped = pack::drop_pack(&root, &version, reader, &sha256)
-        .with_context(|| format!("{pack_url} was not dropped"))?;
+    let (dropped, checked) = match &a.attest_repo {
+        None => (
+            pack::drop_pack(&root, &version, reader, &sha256)
+                .with_context(|| format!("{pack_url} was not dropped"))?,
+            "sha256 checked; attestation not checked (--attest-repo OWNER/REPO checks it)",
+        ),
+        Some(repo) => (
+            attested_drop(&root, &version, reader, &sha256, repo, &pack_url)?,
+            "sha256 and attestation checked",
+        ),
+    };
     println!(
-        "dropped {} (sha256 checked): a running `cairn serve --index {}` adopts it; or run `cairn unpack {} --index {}`",
+        "dropped {} ({checked}): a running `cairn serve --index {}` adopts it; or run `cairn unpack {} --index {}`",
         dropped.display(),
         a.index.display(),
         dropped.display(),

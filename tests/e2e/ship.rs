@@ -311,6 +311,24 @@ fn pull_fetches_the_newest_pack_checks_it_and_drops_it_for_adoption() {
 
     // The real one: dropped with its checksum, and it unpacks.
     latest(info["sha256"].as_str().expect("sha"));
+    // An attestation asked for and no way to check it: refused, nothing dropped.
+    if std::process::Command::new("gh")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        let o = cairn(&[
+            "pull",
+            &format!("{base}/latest.json"),
+            "--index",
+            root_s,
+            "--attest-repo",
+            "cairn-search/cairn",
+        ]);
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains("GitHub CLI"), "{}", stderr(&o));
+        assert!(!root.join(&name).exists());
+    }
     let o = pull(&format!("{base}/latest.json"));
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(root.join(&name).is_file() && root.join(format!("{name}.sha256")).is_file());

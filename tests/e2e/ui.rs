@@ -148,7 +148,7 @@ async fn browsers_get_pages_and_api_clients_problem_json() {
         res.headers()
             .get("referrer-policy")
             .and_then(|v| v.to_str().ok()),
-        Some("no-referrer")
+        Some("same-origin")
     );
     // The API reference is rendered from the OpenAPI document.
     let (status, _, body) = page!(app, "/api", None);

@@ -31,7 +31,7 @@ const CONTEXT_LINES: u32 = 10;
 /// Most context lines on either side (the retrieve cap is 400 lines in all).
 const MAX_CONTEXT: u32 = 150;
 /// What a page may load: only this server's own files, no inline script,
-/// no frames; clicks to GitHub carry no referrer (the query stays here).
+/// no frames.
 const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// Whether `path` is one of the page routes (answered to anonymous visitors).
@@ -96,7 +96,10 @@ fn html_response(status: actix_web::http::StatusCode, body: String) -> HttpRespo
         .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
         .insert_header((header::CONTENT_SECURITY_POLICY, CSP))
         .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        // Clicks to GitHub carry no referrer (the query stays here); a form
+        // posted to this server keeps its real Origin (`no-referrer` would make
+        // it `Origin: null`, which the Origin check rightly refuses).
+        .insert_header((header::REFERRER_POLICY, "same-origin"))
         .insert_header((header::X_FRAME_OPTIONS, "DENY"))
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .body(body)
