@@ -44,6 +44,11 @@ pub struct Relevant {
 
 /// Reads a golden file.
 pub fn load(path: &Path) -> Result<Vec<GoldenQuery>, SearchError> {
+    read_golden(path)
+}
+
+/// A golden file's YAML as `T`, its errors naming the file.
+fn read_golden<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SearchError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| crate::invalid("golden", format!("{}: {e}", path.display())))?;
     serde_saphyr::from_str(&text)
@@ -274,19 +279,13 @@ pub struct GoldenError {
 
 /// Whether a golden file holds errors (entries with `text`) rather than queries.
 pub fn is_error_file(path: &Path) -> Result<bool, SearchError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| crate::invalid("golden", format!("{}: {e}", path.display())))?;
-    let probe: Vec<serde_json::Value> = serde_saphyr::from_str(&text)
-        .map_err(|e| crate::invalid("golden", format!("{}: {e}", path.display())))?;
+    let probe: Vec<serde_json::Value> = read_golden(path)?;
     Ok(probe.first().is_some_and(|v| v.get("text").is_some()))
 }
 
 /// Reads a golden errors file.
 pub fn load_errors(path: &Path) -> Result<Vec<GoldenError>, SearchError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| crate::invalid("golden", format!("{}: {e}", path.display())))?;
-    serde_saphyr::from_str(&text)
-        .map_err(|e| crate::invalid("golden", format!("{}: {e}", path.display())))
+    read_golden(path)
 }
 
 /// One error's outcome.

@@ -1,7 +1,7 @@
 //! `cairn explain`: an error's raise sites, frames and explaining passages.
 
 use crate::cli::ExplainArgs;
-use crate::commands::{print_json, search_failed};
+use crate::commands::answer;
 use anyhow::Context;
 use cairn_search::ExplainRequest;
 use cairn_search::explain::MAX_TEXT_BYTES;
@@ -41,10 +41,5 @@ pub fn run(a: ExplainArgs) -> anyhow::Result<ExitCode> {
         groups: None,
         deadline: None,
     });
-    match resp {
-        Ok(r) if a.json => print_json(&r)?,
-        Ok(r) => print!("{r}"),
-        Err(e) => return Ok(search_failed(&e)),
-    }
-    Ok(ExitCode::SUCCESS)
+    answer(resp, a.json)
 }

@@ -90,6 +90,20 @@ pub fn search_failed(e: &cairn_search::SearchError) -> ExitCode {
     ExitCode::from(e.code().exit_code())
 }
 
+/// Prints a library call's answer (as the API's JSON with `json`, else as
+/// text) and exits 0, or reports its error with the code's exit status.
+pub fn answer<T: serde::Serialize + std::fmt::Display>(
+    result: Result<T, cairn_search::SearchError>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    match result {
+        Ok(r) if json => print_json(&r)?,
+        Ok(r) => print!("{r}"),
+        Err(e) => return Ok(search_failed(&e)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Prints `value` as pretty JSON on stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);

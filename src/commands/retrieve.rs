@@ -1,7 +1,7 @@
 //! `cairn retrieve`: lines of a document (a notebook's cells unless `--raw`).
 
 use crate::cli::RetrieveArgs;
-use crate::commands::{print_json, search_failed};
+use crate::commands::answer;
 use crate::output;
 use cairn_search::SpanRequest;
 use std::process::ExitCode;
@@ -10,10 +10,8 @@ use std::process::ExitCode;
 pub fn run(a: RetrieveArgs) -> anyhow::Result<ExitCode> {
     let (start, end) = output::parse_lines(&a.lines)?;
     let engine = a.open.engine()?;
-    match engine.retrieve(&SpanRequest::lines(a.doc_id, start, end).raw(a.raw), None) {
-        Ok(r) if a.json => print_json(&r)?,
-        Ok(r) => print!("{r}"),
-        Err(e) => return Ok(search_failed(&e)),
-    }
-    Ok(ExitCode::SUCCESS)
+    answer(
+        engine.retrieve(&SpanRequest::lines(a.doc_id, start, end).raw(a.raw), None),
+        a.json,
+    )
 }

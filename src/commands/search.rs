@@ -1,7 +1,7 @@
 //! `cairn search`: ranked citations for a question.
 
 use crate::cli::SearchArgs;
-use crate::commands::{print_json, search_failed};
+use crate::commands::answer;
 use cairn_search::{Filters, Mode, SearchRequest};
 use std::process::ExitCode;
 
@@ -26,10 +26,5 @@ pub fn run(a: SearchArgs) -> anyhow::Result<ExitCode> {
         groups: None,
         deadline: None,
     });
-    match resp {
-        Ok(r) if a.json => print_json(&r)?,
-        Ok(r) => print!("{r}"),
-        Err(e) => return Ok(search_failed(&e)),
-    }
-    Ok(ExitCode::SUCCESS)
+    answer(resp, a.json)
 }

@@ -22,8 +22,17 @@ struct Front {
     fail_first: AtomicUsize,
     /// Every request answered 503 (the remote is down).
     down: std::sync::atomic::AtomicBool,
-    /// Requests seen.
-    seen: AtomicUsize,
+}
+
+impl Front {
+    /// A front for `root` that fails its first `fail_first` requests.
+    fn new(root: PathBuf, fail_first: usize) -> Arc<Self> {
+        Arc::new(Self {
+            root,
+            fail_first: AtomicUsize::new(fail_first),
+            down: false.into(),
+        })
+    }
 }
 
 /// Serves `root`'s repositories on a free port; returns the base URL.
@@ -77,7 +86,6 @@ fn answer(front: &Front, stream: TcpStream) {
         let _ = reader.read_exact(&mut b);
         b
     };
-    front.seen.fetch_add(1, Ordering::SeqCst);
     let mut out = stream;
     let down = front.down.load(Ordering::SeqCst);
     let flaky = front
@@ -222,12 +230,7 @@ fn a_private_repository_is_read_with_the_token_its_config_names() {
     let w = World::new();
     let root = w.path("server");
     publish(&w, &root);
-    let front = Arc::new(Front {
-        root,
-        fail_first: AtomicUsize::new(0),
-        down: false.into(),
-        seen: AtomicUsize::new(0),
-    });
+    let front = Front::new(root, 0);
     let url = serve(Arc::clone(&front));
     config(&w, &url, "    token_env: ALPHA_TOKEN\n");
 
@@ -273,12 +276,7 @@ fn a_flaky_remote_is_retried_and_a_dead_one_keeps_the_cached_commit_marked_stale
     let w = World::new();
     let root = w.path("server");
     publish(&w, &root);
-    let front = Arc::new(Front {
-        root,
-        fail_first: AtomicUsize::new(1),
-        down: false.into(),
-        seen: AtomicUsize::new(0),
-    });
+    let front = Front::new(root, 1);
     let url = serve(Arc::clone(&front));
     config(&w, &url, "    token_env: ALPHA_TOKEN\n");
 

@@ -221,10 +221,7 @@ pub fn results(form: &SearchForm, a: &Value) -> String {
             doc = esc(doc),
             toolkit = esc(s(h, "toolkit")),
             doctype = esc(s(h, "doctype")),
-            title = match s(h, "title") {
-                "" => String::new(),
-                t => format!(" <span class=\"title\">§ {}</span>", esc(t)),
-            },
+            title = title_span(h),
             snippet = marked(s(h, "snippet")),
         );
         if form.scores
@@ -640,6 +637,23 @@ pub fn explain(
     main
 }
 
+/// A heading and its list (`list` is the opening tag's inside), when it has items.
+fn section(out: &mut String, heading: &str, list: &str, items: &[String]) {
+    if items.is_empty() {
+        return;
+    }
+    let tag = list.split(' ').next().unwrap_or(list);
+    let _ = write!(out, "<h2>{heading}</h2><{list}>{}</{tag}>", items.concat());
+}
+
+/// ` § title` for a hit with a section title.
+fn title_span(h: &Value) -> String {
+    match s(h, "title") {
+        "" => String::new(),
+        t => format!(" <span class=\"title\">§ {}</span>", esc(t)),
+    }
+}
+
 /// A cited span as a link to its passage page and both GitHub links.
 fn cited_links(v: &Value) -> (String, String) {
     let (doc, start, end) = (s(v, "doc_id"), n(v, "start_line"), n(v, "end_line"));
@@ -693,75 +707,62 @@ fn explained(a: &Value) -> String {
             .cloned()
             .unwrap_or_default()
     };
-    let sites = list("raise_sites");
-    if !sites.is_empty() {
-        out.push_str("<h2>Raised at</h2><ol class=\"hits\">");
-    }
-    for site in &sites {
-        let (link, links) = cited_links(site);
-        let _ = write!(
-            out,
-            "<li class=\"hit\"><h3>{link}</h3><p class=\"meta\"><span class=\"tag\">{}</span> in <code>{}</code> · explains {:.0}% of the message{}</p><pre class=\"snippet\">{}</pre>{links}</li>",
-            esc(s(site, "exception")),
-            esc(match s(site, "function") {
-                "" => "<module>",
-                f => f,
-            }),
-            site.get("explained").and_then(Value::as_f64).unwrap_or(0.0) * 100.0,
-            if site.get("at_frame").and_then(Value::as_bool) == Some(true) {
-                " · the traceback's own frame"
-            } else {
-                ""
-            },
-            esc(s(site, "source")),
-        );
-    }
-    if !sites.is_empty() {
-        out.push_str("</ol>");
-    }
-    let frames: Vec<Value> = list("frames")
-        .into_iter()
-        .filter(|f| f.get("at").is_some())
+    let sites: Vec<String> = list("raise_sites")
+        .iter()
+        .map(|site| {
+            let (link, links) = cited_links(site);
+            format!(
+                "<li class=\"hit\"><h3>{link}</h3><p class=\"meta\"><span class=\"tag\">{}</span> in <code>{}</code> · explains {:.0}% of the message{}</p><pre class=\"snippet\">{}</pre>{links}</li>",
+                esc(s(site, "exception")),
+                esc(match s(site, "function") {
+                    "" => "<module>",
+                    f => f,
+                }),
+                site.get("explained").and_then(Value::as_f64).unwrap_or(0.0) * 100.0,
+                if site.get("at_frame").and_then(Value::as_bool) == Some(true) {
+                    " · the traceback's own frame"
+                } else {
+                    ""
+                },
+                esc(s(site, "source")),
+            )
+        })
         .collect();
-    if !frames.is_empty() {
-        out.push_str("<h2>Frames in indexed code</h2><ul class=\"frames\">");
-    }
-    for f in &frames {
-        let fr = f.get("frame").cloned().unwrap_or(Value::Null);
-        let (link, _) = cited_links(f.get("at").unwrap_or(&Value::Null));
-        let _ = write!(
-            out,
-            "<li><code>{}:{}</code> in <code>{}</code> → {link} <span class=\"tag\">{}</span></li>",
-            esc(s(&fr, "file")),
-            n(&fr, "line"),
-            esc(s(&fr, "function")),
-            esc(s(f, "located")),
-        );
-    }
-    if !frames.is_empty() {
-        out.push_str("</ul>");
-    }
-    let hits = list("explains");
-    if !hits.is_empty() {
-        out.push_str("<h2>What explains it</h2><ol class=\"hits\">");
-    }
-    for h in &hits {
-        let (link, links) = cited_links(h);
-        let _ = write!(
-            out,
-            "<li class=\"hit\"><h3>{link}</h3><p class=\"meta\"><span class=\"tag\">{}</span> <span class=\"tag\">{}</span>{}</p><pre class=\"snippet\">{}</pre>{links}</li>",
-            esc(s(h, "toolkit")),
-            esc(s(h, "doctype")),
-            match s(h, "title") {
-                "" => String::new(),
-                t => format!(" <span class=\"title\">§ {}</span>", esc(t)),
-            },
-            marked(s(h, "snippet")),
-        );
-    }
-    if !hits.is_empty() {
-        out.push_str("</ol>");
-    }
+    section(&mut out, "Raised at", "ol class=\"hits\"", &sites);
+    let frames: Vec<String> = list("frames")
+        .iter()
+        .filter_map(|f| {
+            let fr = f.get("frame")?;
+            let (link, _) = cited_links(f.get("at")?);
+            Some(format!(
+                "<li><code>{}:{}</code> in <code>{}</code> → {link} <span class=\"tag\">{}</span></li>",
+                esc(s(fr, "file")),
+                n(fr, "line"),
+                esc(s(fr, "function")),
+                esc(s(f, "located")),
+            ))
+        })
+        .collect();
+    section(
+        &mut out,
+        "Frames in indexed code",
+        "ul class=\"frames\"",
+        &frames,
+    );
+    let hits: Vec<String> = list("explains")
+        .iter()
+        .map(|h| {
+            let (link, links) = cited_links(h);
+            format!(
+                "<li class=\"hit\"><h3>{link}</h3><p class=\"meta\"><span class=\"tag\">{}</span> <span class=\"tag\">{}</span>{}</p><pre class=\"snippet\">{}</pre>{links}</li>",
+                esc(s(h, "toolkit")),
+                esc(s(h, "doctype")),
+                title_span(h),
+                marked(s(h, "snippet")),
+            )
+        })
+        .collect();
+    section(&mut out, "What explains it", "ol class=\"hits\"", &hits);
     let history = a.get("history").cloned().unwrap_or(Value::Null);
     let _ = write!(
         out,
