@@ -102,16 +102,8 @@ pub fn search(
     answer: Option<&Value>,
     error: Option<&str>,
 ) -> String {
-    let repos: Vec<String> = version
-        .get("repos")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().map(|r| s(r, "name").to_owned()).collect())
-        .unwrap_or_default();
-    let mut toolkits: Vec<String> = version
-        .get("repos")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().map(|r| s(r, "toolkit").to_owned()).collect())
-        .unwrap_or_default();
+    let repos = repo_field(version, "name");
+    let mut toolkits = repo_field(version, "toolkit");
     toolkits.sort();
     toolkits.dedup();
     let doctypes: Vec<String> = DOCTYPES.iter().map(|d| (*d).to_owned()).collect();
@@ -609,11 +601,7 @@ pub fn explain(
     answer: Option<&Value>,
     error: Option<&str>,
 ) -> String {
-    let mut toolkits: Vec<String> = version
-        .get("repos")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().map(|r| s(r, "toolkit").to_owned()).collect())
-        .unwrap_or_default();
+    let mut toolkits = repo_field(version, "toolkit");
     toolkits.sort();
     toolkits.dedup();
     let mut main = format!(
@@ -635,6 +623,15 @@ pub fn explain(
     }
     main.push_str("</section>");
     main
+}
+
+/// One field of each repository a version answer lists.
+fn repo_field(version: &Value, field: &str) -> Vec<String> {
+    version
+        .get("repos")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().map(|r| s(r, field).to_owned()).collect())
+        .unwrap_or_default()
 }
 
 /// A heading and its list (`list` is the opening tag's inside), when it has items.
