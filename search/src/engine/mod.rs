@@ -46,8 +46,9 @@ pub struct Engine {
     bm25: rank::Bm25Tables,
     /// Notebooks' cells, parsed when first read.
     notebooks: text::Notebooks,
-    /// Every raising statement and the documents by file name, for explain.
-    sites: crate::explain::Sites,
+    /// Every raising statement and the documents by file name, read at the
+    /// first explain (a search-only engine, or a hot swap, never pays for it).
+    sites: std::sync::OnceLock<crate::explain::Sites>,
 }
 
 /// Gives up on work nobody will read: the caller's deadline has passed.
@@ -143,7 +144,7 @@ impl Engine {
         Ok(Self {
             bm25: rank::Bm25Tables::new(&snap)?,
             notebooks: text::Notebooks::new(snap.docs.len()),
-            sites: crate::explain::Sites::new(&snap),
+            sites: std::sync::OnceLock::new(),
             snap,
             embedder,
             degraded,
@@ -213,7 +214,8 @@ impl Engine {
 
     /// The raising statements of the snapshot.
     pub(crate) fn sites(&self) -> &crate::explain::Sites {
-        &self.sites
+        self.sites
+            .get_or_init(|| crate::explain::Sites::new(&self.snap))
     }
 
     /// The index root.
