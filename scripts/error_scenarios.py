@@ -139,3 +139,50 @@ e.check_event()
 WARN = {"dynesty-resample-weights"}
 # run under IPython, whose tracebacks look like a notebook's
 IPY = {"emcee-initial-state-shape", "mulens-negative-te", "corner-no-dynamic-range"}
+
+# Fresh errors for golden/errors-fresh.yaml, written after the explain matcher
+# was frozen (session 11) and measured once: a check on the learned file above.
+FRESH = {}
+FRESH["emcee-gaussian-move-dims"] = ("emcee", """
+import numpy as np, emcee
+s = emcee.EnsembleSampler(10, 2, lambda p: -0.5*np.sum(p**2), moves=emcee.moves.GaussianMove(np.eye(3)))
+s.run_mcmc(np.random.randn(10, 2), 5)
+""")
+FRESH["emcee-gaussian-move-factor"] = ("emcee", """
+import emcee
+emcee.moves.GaussianMove(0.5, factor=0.5)
+""")
+FRESH["dynesty-cornerbound-no-iteration"] = ("dynesty", """
+import numpy as np, dynesty
+from dynesty import plotting as dyplot
+s = dynesty.NestedSampler(lambda x: -0.5*np.sum(x**2), lambda u: 10*u - 5, 2, nlive=30)
+s.run_nested(maxiter=200, print_progress=False)
+dyplot.cornerbound(s.results)
+""")
+FRESH["dynesty-traceplot-span"] = ("dynesty", """
+import numpy as np, dynesty
+from dynesty import plotting as dyplot
+s = dynesty.NestedSampler(lambda x: -0.5*np.sum(x**2), lambda u: 10*u - 5, 2, nlive=30)
+s.run_nested(maxiter=200, print_progress=False)
+dyplot.traceplot(s.results, span=[0.9, 0.9, 0.9])
+""")
+FRESH["corner-overplot-dims"] = ("corner.py", """
+import numpy as np, corner
+fig = corner.corner(np.random.randn(500, 2))
+corner.overplot_lines(fig, [0, 1, 2])
+""")
+FRESH["mulens-negative-rho"] = ("mulensmodel", """
+import MulensModel as mm
+mm.Model({'t_0': 2450000., 'u_0': 0.1, 't_E': 20., 'rho': -0.01})
+""")
+FRESH["mulens-methods-odd"] = ("mulensmodel", """
+import MulensModel as mm
+m = mm.Model({'t_0': 2450000., 'u_0': 0.1, 't_E': 20., 'rho': 0.01})
+m.set_magnification_methods([2449990., 'finite_source_uniform_Gould94'])
+""")
+FRESH["pylima-event-bad-dec"] = ("pylima", """
+from pyLIMA import event
+e = event.Event(ra=10., dec=100.)
+e.check_event()
+""")
+FRESH_IPY = {"mulens-negative-rho"}

@@ -6,7 +6,7 @@
 # their raise sites and explaining docstrings at the indexed commits.
 # Needs the network (PyPI) and git; not part of the tests (the YAML is).
 #
-#   scripts/make-error-golden.sh [CORPUS] [OUT]
+#   scripts/make-error-golden.sh [CORPUS] [OUT]   (OUT's folder also gets errors-fresh.yaml)
 #   CORPUS: the folder with repositories.yml and the bare mirrors (default ../shared/corpus)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -19,3 +19,4 @@ python3 -m venv "$venv"
   emcee==3.1.6 dynesty==3.1.0 corner==2.3.0 MulensModel==3.12.0 pyLIMA==1.9.8 \
   numpy scipy matplotlib ipython pyyaml
 "$venv/bin/python" "$here/make_error_golden.py" "$corpus" "$venv" "$out"
+"$venv/bin/python" "$here/make_error_golden.py" "$corpus" "$venv" "$(dirname "$out")/errors-fresh.yaml" fresh

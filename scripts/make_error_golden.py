@@ -14,8 +14,15 @@ import os, re, shutil, subprocess, sys, tempfile
 import yaml
 
 corpus, venv, out_path = sys.argv[1], sys.argv[2], sys.argv[3]
+which = sys.argv[4] if len(sys.argv) > 4 else "main"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from error_scenarios import S, WARN, IPY  # noqa: E402
+import error_scenarios  # noqa: E402
+
+# `main`: golden/errors.yaml; `fresh`: golden/errors-fresh.yaml (see error_scenarios.py).
+S, WARN, IPY = {
+    "main": (error_scenarios.S, error_scenarios.WARN, error_scenarios.IPY),
+    "fresh": (error_scenarios.FRESH, set(), error_scenarios.FRESH_IPY),
+}[which]
 
 config = yaml.safe_load(open(os.path.join(corpus, "repositories.yml")))
 repos = {}  # toolkit -> (category, name, git dir)

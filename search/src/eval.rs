@@ -458,25 +458,27 @@ mod tests {
     use super::*;
     use std::collections::BTreeSet;
 
-    /// The shipped errors file loads: unique ids, text, a raise site each, valid spans.
+    /// The shipped errors files load: unique ids, text, a raise site each, valid spans.
     #[test]
     fn shipped_golden_errors_are_well_formed() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../golden/errors.yaml");
-        assert!(is_error_file(&path).expect("read"));
-        let errors = load_errors(&path).expect("errors.yaml");
-        assert!(errors.len() >= 25, "{} errors", errors.len());
-        let mut ids = BTreeSet::new();
-        for e in &errors {
-            assert!(ids.insert(e.id.clone()), "duplicate id {}", e.id);
-            assert!(
-                !e.text.trim().is_empty() && e.text.len() <= crate::explain::MAX_TEXT_BYTES,
-                "{}",
-                e.id
-            );
-            assert!(!e.raise_sites.is_empty(), "{} has no raise site", e.id);
-            for r in e.raise_sites.iter().chain(&e.explains) {
-                assert!(cairn_index::DocId::parse(&r.doc_id).is_ok(), "{}", r.doc_id);
-                assert!(r.lines.is_some_and(|[s, e]| 1 <= s && s <= e), "{}", e.id);
+        for (file, at_least) in [("errors.yaml", 25), ("errors-fresh.yaml", 5)] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../golden").join(file);
+            assert!(is_error_file(&path).expect("read"), "{file}");
+            let errors = load_errors(&path).expect(file);
+            assert!(errors.len() >= at_least, "{file}: {} errors", errors.len());
+            let mut ids = BTreeSet::new();
+            for e in &errors {
+                assert!(ids.insert(e.id.clone()), "{file}: duplicate id {}", e.id);
+                assert!(
+                    !e.text.trim().is_empty() && e.text.len() <= crate::explain::MAX_TEXT_BYTES,
+                    "{}",
+                    e.id
+                );
+                assert!(!e.raise_sites.is_empty(), "{} has no raise site", e.id);
+                for r in e.raise_sites.iter().chain(&e.explains) {
+                    assert!(cairn_index::DocId::parse(&r.doc_id).is_ok(), "{}", r.doc_id);
+                    assert!(r.lines.is_some_and(|[s, e]| 1 <= s && s <= e), "{}", e.id);
+                }
             }
         }
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../golden/queries.yaml");
