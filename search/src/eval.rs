@@ -462,7 +462,9 @@ mod tests {
     #[test]
     fn shipped_golden_errors_are_well_formed() {
         for (file, at_least) in [("errors.yaml", 25), ("errors-fresh.yaml", 5)] {
-            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../golden").join(file);
+            let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../golden")
+                .join(file);
             assert!(is_error_file(&path).expect("read"), "{file}");
             let errors = load_errors(&path).expect(file);
             assert!(errors.len() >= at_least, "{file}: {} errors", errors.len());
