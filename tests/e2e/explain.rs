@@ -157,6 +157,28 @@ async fn hostile_text_gets_a_clear_answer_never_a_500() {
         body["notices"].to_string().contains("shape_base.py"),
         "{body}"
     );
+    // A runaway recursion pasted whole: only the innermost 64 frames are read, and it says so.
+    let mut deep = String::from("Traceback (most recent call last):\n");
+    for i in 0.. {
+        let frame = format!(
+            "  File \"/venv/site-packages/alpha/units.py\", line {}, in check_t_E\n    check_t_E(t_E)\n",
+            i % 7 + 1
+        );
+        if deep.len() + frame.len() + 64 > 16 * 1024 {
+            break;
+        }
+        deep.push_str(&frame);
+    }
+    deep.push_str("RecursionError: maximum recursion depth exceeded\n");
+    let (status, _, body) = explain!(app, &s.reader, json!({"text": deep}));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["frames"].as_array().map(Vec::len), Some(64), "{body}");
+    assert!(
+        body["notices"]
+            .to_string()
+            .contains("the innermost 64 were read"),
+        "{body}"
+    );
     // Wrong shapes of arguments name their field.
     for (args, code, f) in [
         (json!({}), "malformed_request", "text"),

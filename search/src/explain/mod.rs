@@ -28,6 +28,8 @@ pub const DEFAULT_EXPLAIN_LIMIT: usize = 5;
 const MAX_EXPLAIN_LIMIT: usize = 20;
 /// How much of a message the matcher reads (a longer one is a log dump).
 const MAX_MESSAGE_CHARS: usize = 2_000;
+/// Frames read from one traceback, innermost first kept.
+const MAX_FRAMES: usize = 64;
 /// A literal shorter than this proves nothing (`": "`, `"x"`).
 const MIN_LITERAL: usize = 4;
 
@@ -144,6 +146,14 @@ pub struct ExplainResponse {
     pub index_version: String,
 }
 
+/// Where a mapped frame landed, as the engine knows it (document index, line).
+#[derive(Clone, Copy)]
+struct FrameAt {
+    doc: u32,
+    line: u32,
+    located: Located,
+}
+
 impl Engine {
     /// Explains pasted error text: its raise sites, its frames, the passages about it.
     pub fn explain(&self, req: &ExplainRequest) -> Result<ExplainResponse, SearchError> {
@@ -180,29 +190,19 @@ impl Engine {
                 && req.toolkit.as_ref().is_none_or(|t| &d.toolkit == t)
                 && repos.contains(d.repo.as_str())
         };
-        let frames: Vec<MappedFrame> = parsed
-            .frames
+        // A pasted recursion can print hundreds of frames; the innermost tell where it was raised.
+        let skipped = parsed.frames.len().saturating_sub(MAX_FRAMES);
+        let (frames, landed): (Vec<MappedFrame>, Vec<Option<FrameAt>>) = parsed.frames[skipped..]
             .iter()
             .map(|f| self.map_frame(f, &in_scope))
-            .collect();
+            .unzip();
         check_deadline(req.deadline)?;
-        let raise_sites = self.raise_sites(&parsed, &message, &frames, &in_scope);
+        let (raise_sites, top_doc) = self.raise_sites(&parsed, &message, &landed, &in_scope);
         check_deadline(req.deadline)?;
 
         let toolkit = req.toolkit.clone().or_else(|| {
-            let doc = raise_sites
-                .first()
-                .map(|s| s.at.doc_id.as_str())
-                .or_else(|| {
-                    frames
-                        .iter()
-                        .rev()
-                        .find_map(|f| f.at.as_ref())
-                        .map(|c| c.doc_id.as_str())
-                })?;
-            let id = cairn_index::DocId::parse(doc).ok()?;
-            let i = self.snapshot().doc_index(&id)?;
-            Some(self.snapshot().docs[i as usize].toolkit.clone())
+            let doc = top_doc.or_else(|| landed.iter().rev().flatten().next().map(|f| f.doc))?;
+            Some(self.snapshot().docs[doc as usize].toolkit.clone())
         });
         let query = explain_query(&parsed, &message, raise_sites.first());
         let search = self.search(&SearchRequest {
@@ -229,6 +229,12 @@ impl Engine {
             deadline: req.deadline,
         })?;
         let mut notices = self.notices(req, &frames);
+        if skipped > 0 {
+            notices.push(format!(
+                "the traceback has {} frames; the innermost {MAX_FRAMES} were read",
+                parsed.frames.len()
+            ));
+        }
         let mapped = frames.iter().any(|f| f.at.is_some());
         // A traceback none of whose files is indexed comes from a package this
         // index does not hold: passages that merely look alike are no answer.
@@ -295,7 +301,11 @@ impl Engine {
 
     /// The document a printed path names (the longest path suffix shared, at
     /// least the file and its folder), and the line it stands for.
-    fn map_frame(&self, f: &Frame, in_scope: &dyn Fn(u32) -> bool) -> MappedFrame {
+    fn map_frame(
+        &self,
+        f: &Frame,
+        in_scope: &dyn Fn(u32) -> bool,
+    ) -> (MappedFrame, Option<FrameAt>) {
         let parts: Vec<&str> = f
             .file
             .split(['/', '\\'])
@@ -307,7 +317,7 @@ impl Engine {
             located: None,
         };
         let Some(name) = parts.last().map(|n| n.to_lowercase()) else {
-            return unmapped;
+            return (unmapped, None);
         };
         let shared = |doc: u32| {
             let path = &self.snapshot().docs[doc as usize].path;
@@ -329,18 +339,19 @@ impl Engine {
             .filter(|&(n, _)| n >= 2)
             .max_by_key(|&(n, d)| (n, std::cmp::Reverse(d)));
         let Some((_, doc)) = best else {
-            return unmapped;
+            return (unmapped, None);
         };
         let (line, located) = self.locate(doc, f);
         let span = LineSpan {
             start: line,
             end: line,
         };
-        MappedFrame {
+        let mapped = MappedFrame {
             frame: f.clone(),
             at: Some(self.cited(doc, span)),
             located: Some(located),
-        }
+        };
+        (mapped, Some(FrameAt { doc, line, located }))
     }
 
     /// The line of `doc` a frame stands for, and how it was found.
@@ -389,28 +400,20 @@ impl Engine {
         &self,
         parsed: &ParsedError,
         message: &str,
-        frames: &[MappedFrame],
+        frames: &[Option<FrameAt>],
         in_scope: &dyn Fn(u32) -> bool,
-    ) -> Vec<RaiseSite> {
+    ) -> (Vec<RaiseSite>, Option<u32>) {
         let class = parsed.class_name();
         // Where the traceback says the error left the indexed code: its innermost mapped frame.
-        let raised_at = frames.iter().rev().find_map(|f| {
-            let at = f.at.as_ref()?;
-            let doc = self
-                .snapshot()
-                .doc_index(&cairn_index::DocId::parse(&at.doc_id).ok()?)?;
-            // A line whose printed source text was found is the raise itself, whatever the message.
-            let checked = matches!(f.located, Some(Located::Line | Located::Moved));
-            Some((doc, at.start_line, checked))
+        // A line whose printed source text was found is the raise itself, whatever the message.
+        let raised_at = frames.iter().rev().flatten().next().map(|f| {
+            (
+                f.doc,
+                f.line,
+                matches!(f.located, Located::Line | Located::Moved),
+            )
         });
-        let framed: Vec<u32> = frames
-            .iter()
-            .filter_map(|f| f.at.as_ref())
-            .filter_map(|c| {
-                self.snapshot()
-                    .doc_index(&cairn_index::DocId::parse(&c.doc_id).ok()?)
-            })
-            .collect();
+        let framed: Vec<u32> = frames.iter().flatten().map(|f| f.doc).collect();
         let innermost = parsed
             .frames
             .last()
@@ -464,7 +467,8 @@ impl Engine {
                 .then(a.1.doc.cmp(&b.1.doc))
                 .then(a.1.span.start.cmp(&b.1.span.start))
         });
-        scored
+        let top = scored.first().map(|t| t.1.doc);
+        let sites = scored
             .into_iter()
             .take(MAX_SITES)
             .map(|(_, s, template, m, at_frame)| RaiseSite {
@@ -480,7 +484,8 @@ impl Engine {
                     .map(|(b, _)| String::from_utf8_lossy(b).into_owned())
                     .unwrap_or_default(),
             })
-            .collect()
+            .collect();
+        (sites, top)
     }
 
     /// What the caller should know about versions and moved lines.
