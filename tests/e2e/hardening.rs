@@ -46,7 +46,7 @@ async fn compressed_request_bodies_are_refused_unread() {
     let bomb = brotli_bomb(64 << 20);
     assert!(bomb.len() < 4096, "{} bytes", bomb.len());
     for (enc, bytes) in [("br", bomb), ("gzip", body.clone().into_bytes())] {
-        for path in ["/search", "/context", "/mcp"] {
+        for path in ["/search", "/context", "/explain", "/errors", "/mcp"] {
             let req = atest::TestRequest::post()
                 .uri(path)
                 .insert_header(bearer(&s.reader))
@@ -125,7 +125,7 @@ async fn oversized_bodies_are_refused_on_every_route() {
         vec!["\"r\""; 40_000].join(",")
     );
     assert!(big.len() > cairn_serve::http::MAX_BODY_BYTES);
-    for path in ["/search", "/mcp"] {
+    for path in ["/search", "/explain", "/errors", "/mcp"] {
         let req = atest::TestRequest::post()
             .uri(path)
             .insert_header(bearer(&s.reader))
@@ -146,6 +146,15 @@ async fn oversized_bodies_are_refused_on_every_route() {
     let (st, _, problem) = parts(atest::call_service(&app, req.to_request()).await).await;
     assert_eq!(st, StatusCode::UNPROCESSABLE_ENTITY, "{problem}");
     assert_eq!(problem["field"], "toolkit");
+    let req = atest::TestRequest::get()
+        .uri(&format!("/search?query=fit&ref={}", many.join(",")))
+        .insert_header(bearer(&s.reader));
+    let (st, _, problem) = parts(atest::call_service(&app, req.to_request()).await).await;
+    assert_eq!(
+        (st, problem["field"].as_str()),
+        (StatusCode::UNPROCESSABLE_ENTITY, Some("ref")),
+        "{problem}"
+    );
 }
 
 /// Finding 5: whatever methods and paths arrive, the metric series stay a fixed set.

@@ -117,7 +117,14 @@ fn body<'a>(req: &HttpRequest, bytes: &'a web::Bytes) -> Result<Input<'a>, ApiEr
 }
 
 /// Query-string fields that hold lists (repeated, or comma-separated).
-const LIST_FIELDS: [&str; 5] = ["toolkit", "doctype", "repo", "category", "path_prefix"];
+const LIST_FIELDS: [&str; 6] = [
+    "toolkit",
+    "doctype",
+    "repo",
+    "category",
+    "path_prefix",
+    "ref",
+];
 /// Query-string fields that hold numbers.
 const NUMBER_FIELDS: [&str; 5] = ["limit", "threshold", "depth", "max_entries", "max_tokens"];
 
