@@ -145,7 +145,7 @@ run() {
 
 run "steady"
 run "with two hot swaps"
-swaps="$(curl -fs "$url/metrics" | grep '^cairn_index_swaps_total' || true)"
+swaps="$(curl -fs -H "Authorization: Bearer $token" "$url/metrics" | grep '^cairn_index_swaps_total' || true)"
 echo "swaps: ${swaps:-none}"
 grep -E 'VmHWM|VmRSS' "/proc/$server/status" | tr -s ' \t' ' '
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u +%F)"

@@ -7,8 +7,8 @@ use cairn_index::layout::{DEFAULT_KEEP, DEFAULT_ROOT};
 use cairn_pipeline::{DEFAULT_CACHE, DEFAULT_CONFIG};
 use cairn_search::{Engine, EngineOptions};
 use cairn_serve::config::{
-    DEFAULT_BIND, DEFAULT_DEADLINE_MS, DEFAULT_JWT_ADMIN_GROUP, DEFAULT_QUEUE, DEFAULT_TOKENS,
-    DEFAULT_WATCH_MS,
+    DEFAULT_ANONYMOUS_PER_MINUTE, DEFAULT_BIND, DEFAULT_DEADLINE_MS, DEFAULT_JWT_ADMIN_GROUP,
+    DEFAULT_QUEUE, DEFAULT_TOKENS, DEFAULT_WATCH_MS,
 };
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -94,6 +94,16 @@ pub struct PullArgs {
     /// GitHub repository (`OWNER/REPO`), with the GitHub CLI, before dropping it.
     #[arg(long, env = "CAIRN_ATTEST_REPO")]
     pub attest_repo: Option<String>,
+    /// Also take `http://` sources (without it only https is fetched: over
+    /// plain HTTP anyone on the path can swap the pack and its checksum alike).
+    #[arg(long)]
+    pub allow_http: bool,
+    /// Give up when the whole download takes longer than this many seconds.
+    #[arg(long, default_value_t = 3600)]
+    pub timeout: u64,
+    /// Refuse a pack larger than this many bytes (and never fill the disk).
+    #[arg(long, default_value_t = 16 << 30)]
+    pub max_bytes: u64,
 }
 
 /// `cairn doctor`.
@@ -418,9 +428,17 @@ pub struct ServeArgs {
     /// The public base URL, for the OpenAPI document's `servers`.
     #[arg(long, env = "CAIRN_PUBLIC_URL")]
     pub public_url: Option<String>,
-    /// Requests per minute per caller (default: unlimited).
+    /// Requests per minute per caller (default: unlimited); an anonymous
+    /// visitor of the pages is a caller by address.
     #[arg(long)]
     pub rate_limit: Option<u32>,
+    /// Page requests per minute that all anonymous visitors share (0: unlimited).
+    #[arg(long, default_value_t = DEFAULT_ANONYMOUS_PER_MINUTE)]
+    pub anonymous_rate_limit: u32,
+    /// A reverse proxy (address or CIDR block, repeatable) whose `Forwarded`
+    /// or `X-Forwarded-For` header names the visitor; nobody else's is believed.
+    #[arg(long)]
+    pub trusted_proxy: Vec<cairn_serve::http::client::Cidr>,
     /// HTTP worker threads (default: all cores).
     #[arg(long)]
     pub http_workers: Option<usize>,

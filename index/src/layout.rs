@@ -125,20 +125,26 @@ impl VersionDir {
     pub fn read_manifest(&self) -> Result<Manifest, LayoutError> {
         let path = self.file(files::MANIFEST);
         let bytes = fs::read(&path).map_err(io_err(&path))?;
-        // Check the format number before the full parse so a newer index gets
-        // the upgrade advice rather than an unknown-field error.
-        #[derive(serde::Deserialize)]
-        struct Head {
-            format_version: u32,
-        }
-        let head: Head =
-            serde_json::from_slice(&bytes).map_err(|source| LayoutError::Manifest {
-                path: path.clone(),
-                source,
-            })?;
-        check_format(head.format_version)?;
-        serde_json::from_slice(&bytes).map_err(|source| LayoutError::Manifest { path, source })
+        parse_manifest(&bytes, &path)
     }
+}
+
+/// Parses a manifest read from `path` (a file, or a pack's entry), refusing
+/// formats this build cannot read.
+pub fn parse_manifest(bytes: &[u8], path: &Path) -> Result<Manifest, LayoutError> {
+    // Check the format number before the full parse so a newer index gets
+    // the upgrade advice rather than an unknown-field error.
+    #[derive(serde::Deserialize)]
+    struct Head {
+        format_version: u32,
+    }
+    let manifest_error = |source| LayoutError::Manifest {
+        path: path.to_owned(),
+        source,
+    };
+    let head: Head = serde_json::from_slice(bytes).map_err(manifest_error)?;
+    check_format(head.format_version)?;
+    serde_json::from_slice(bytes).map_err(manifest_error)
 }
 
 /// Refuses formats this build cannot read.

@@ -150,7 +150,11 @@ pub fn pack(root: &IndexRoot, version: &IndexVersion, out: &Path) -> Result<Pack
         let file = File::create(&tmp).map_err(io_err(&tmp))?;
         let zst = zstd::Encoder::new(BufWriter::new(file), 10).map_err(io_err(&tmp))?;
         let mut tar = tar::Builder::new(zst);
-        for rel in files_under(dir.path())? {
+        // The manifest first: an adopter reads it before anything else and
+        // bounds every later entry by it (see `unpack`).
+        let mut rels = files_under(dir.path())?;
+        rels.sort_by_key(|r| r != MANIFEST);
+        for rel in rels {
             let path = dir.path().join(&rel);
             let mut f = File::open(&path).map_err(io_err(&path))?;
             let len = f.metadata().map_err(io_err(&path))?.len();
@@ -215,6 +219,13 @@ pub struct Unpacked {
 /// Checks `pack` against its `.sha256`, unpacks it into `root`, verifies it,
 /// publishes it and points CURRENT at it, unless it is older than CURRENT's
 /// version (by `built_at`) and `rollback` refuses that.
+///
+/// A pack is untrusted bytes until verified, so nothing is written that its
+/// manifest did not announce: the manifest must be the first entry (at most
+/// [`MAX_MANIFEST_BYTES`]); every later entry must be a file it lists, of
+/// the size it lists; the total must fit [`MAX_UNPACKED_BYTES`] and the free
+/// disk. A pack named for a version must hold that version. When the version
+/// is already published, the copy on disk decides its age, never the pack.
 pub fn unpack(pack: &Path, root: &IndexRoot, rollback: Rollback) -> Result<Unpacked, PackError> {
     let sums = checksum_path(pack);
     let expected = match fs::read_to_string(&sums) {
@@ -240,54 +251,30 @@ pub fn unpack(pack: &Path, root: &IndexRoot, rollback: Rollback) -> Result<Unpac
         path: pack.to_owned(),
         reason,
     };
-    let scratch = root.scratch_dir("unpack")?;
-    let result = (|| {
-        let file = File::open(pack).map_err(io_err(pack))?;
-        let zst = zstd::Decoder::new(file).map_err(io_err(pack))?;
-        let mut archive = tar::Archive::new(zst);
-        let mut version: Option<IndexVersion> = None;
-        for entry in archive.entries().map_err(io_err(pack))? {
-            let mut entry = entry.map_err(io_err(pack))?;
-            if entry.header().entry_type() != tar::EntryType::Regular {
-                return Err(bad("holds something other than plain files".to_owned()));
-            }
-            let path = entry.path().map_err(io_err(pack))?.into_owned();
-            let mut parts = path.components();
-            let top = match parts.next() {
-                Some(Component::Normal(top)) => top.to_string_lossy().into_owned(),
-                _ => {
-                    return Err(bad(format!(
-                        "entry {path:?} is not inside a version folder"
-                    )));
-                }
-            };
-            let v = IndexVersion::parse(&top)
-                .map_err(|_| bad(format!("top folder {top:?} is not a version")))?;
-            if version.as_ref().is_some_and(|known| *known != v) {
-                return Err(bad("holds more than one version".to_owned()));
-            }
-            if !parts.clone().all(|c| matches!(c, Component::Normal(_))) || parts.next().is_none() {
-                return Err(bad(format!("entry {path:?} has an unsafe path")));
-            }
-            let target = scratch.join(&path);
-            if let Some(parent) = target.parent() {
-                fs::create_dir_all(parent).map_err(io_err(parent))?;
-            }
-            let mut out = File::create(&target).map_err(io_err(&target))?;
-            io::copy(&mut entry, &mut out).map_err(io_err(&target))?;
-            out.sync_all().map_err(io_err(&target))?;
-            version = Some(v);
-        }
-        let version = version.ok_or_else(|| bad("is empty".to_owned()))?;
-        let unpacked = VersionDir::at(scratch.join(version.as_str()));
-        let report = verify_version(&unpacked, &version)?;
-        if !report.ok() {
-            return Err(PackError::Verify {
-                path: pack.to_owned(),
-                problems: report.problems.join("; "),
-            });
-        }
-        let manifest = unpacked.read_manifest()?;
+    let file = File::open(pack).map_err(io_err(pack))?;
+    let zst = zstd::Decoder::new(file).map_err(io_err(pack))?;
+    let mut archive = tar::Archive::new(zst);
+    let mut entries = archive.entries().map_err(io_err(pack))?;
+    let (version, manifest_bytes) = match entries.next() {
+        Some(first) => read_manifest_entry(first.map_err(io_err(pack))?, &bad)?,
+        None => return Err(bad("is empty".to_owned())),
+    };
+    if let Some(named) = version_from_name(pack)
+        && named != version
+    {
+        return Err(bad(format!(
+            "is named for version {named} but holds version {version}"
+        )));
+    }
+    let claimed = crate::layout::parse_manifest(&manifest_bytes, pack)?;
+    if claimed.index_version != version {
+        return Err(bad(format!(
+            "its manifest says version {}, its folder {version}",
+            claimed.index_version
+        )));
+    }
+    let published = root.version_dir(&version);
+    let decide = |manifest: &crate::Manifest| -> Result<Unpacked, PackError> {
         let previous = root
             .current()
             .ok()
@@ -295,23 +282,188 @@ pub fn unpack(pack: &Path, root: &IndexRoot, rollback: Rollback) -> Result<Unpac
         let older = previous
             .as_ref()
             .is_some_and(|p| manifest.built_time() < p.built_time());
-        let built_at = manifest.built_at;
-        let previous_built_at = previous.map(|m| m.built_at).unwrap_or_default();
-        let current = !older || rollback == Rollback::Allow;
-        if current {
+        Ok(Unpacked {
+            version: version.clone(),
+            current: !older || rollback == Rollback::Allow,
+            built_at: manifest.built_at.clone(),
+            previous_built_at: previous.map(|m| m.built_at).unwrap_or_default(),
+        })
+    };
+    if published.path().is_dir() {
+        // Already published: the verified copy on disk is the version, and
+        // its own manifest says how old it is, whatever the pack claims.
+        let u = decide(&published.read_manifest()?)?;
+        if u.current {
+            root.set_current(&version)?;
+        }
+        return Ok(u);
+    }
+    let total = claimed
+        .files
+        .values()
+        .map(|f| f.size)
+        .fold(manifest_bytes.len() as u64, u64::saturating_add);
+    check_room(root, total).map_err(bad)?;
+    let scratch = root.scratch_dir("unpack")?;
+    let result = (|| {
+        let dir = scratch.join(version.as_str());
+        fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        let target = dir.join(MANIFEST);
+        write_synced(&target, &mut &manifest_bytes[..])?;
+        let mut seen = std::collections::BTreeSet::new();
+        for entry in entries {
+            let entry = entry.map_err(io_err(pack))?;
+            let rel = entry_path(&entry, &version, &bad)?;
+            let Some(declared) = claimed.files.get(&rel) else {
+                return Err(bad(format!("entry {rel:?} is not in its manifest")));
+            };
+            if !seen.insert(rel.clone()) {
+                return Err(bad(format!("entry {rel:?} comes twice")));
+            }
+            let size = entry.header().size().map_err(io_err(pack))?;
+            if size != declared.size {
+                return Err(bad(format!(
+                    "entry {rel:?} is {size} bytes, its manifest says {}",
+                    declared.size
+                )));
+            }
+            let target = dir.join(&rel);
+            if let Some(parent) = target.parent() {
+                fs::create_dir_all(parent).map_err(io_err(parent))?;
+            }
+            // Bounded by the manifest whatever the header said.
+            let written = write_synced(&target, &mut io::Read::take(entry, declared.size))?;
+            if written != declared.size {
+                return Err(bad(format!(
+                    "entry {rel:?} ends after {written} of {} bytes",
+                    declared.size
+                )));
+            }
+        }
+        let unpacked = VersionDir::at(dir);
+        let report = verify_version(&unpacked, &version)?;
+        if !report.ok() {
+            return Err(PackError::Verify {
+                path: pack.to_owned(),
+                problems: report.problems.join("; "),
+            });
+        }
+        let u = decide(&unpacked.read_manifest()?)?;
+        if u.current {
             root.adopt(&unpacked, &version)?;
             root.set_current(&version)?;
         }
-        Ok(Unpacked {
-            version,
-            current,
-            built_at,
-            previous_built_at,
-        })
+        Ok(u)
     })();
     // The scratch folder holds nothing anyone needs once adopted or refused.
     let _ = fs::remove_dir_all(&scratch);
     result
+}
+
+/// The manifest's name inside a version folder.
+const MANIFEST: &str = crate::layout::files::MANIFEST;
+
+/// The largest manifest a pack may carry (the shared corpus's is well under 1 MiB).
+pub const MAX_MANIFEST_BYTES: u64 = 64 << 20;
+/// The most a pack may unpack to, whatever the disk has free.
+pub const MAX_UNPACKED_BYTES: u64 = 256 << 30;
+/// Disk left free after unpacking, for the server's own writes.
+const DISK_RESERVE: u64 = 256 << 20;
+
+/// Reads the first entry, which must be `<version>/manifest.json` of a sane size.
+fn read_manifest_entry<R: io::Read>(
+    entry: tar::Entry<'_, R>,
+    bad: &impl Fn(String) -> PackError,
+) -> Result<(IndexVersion, Vec<u8>), PackError> {
+    let path = entry.path().map_err(|e| bad(e.to_string()))?.into_owned();
+    let mut parts = path.components();
+    let (Some(Component::Normal(top)), Some(Component::Normal(name)), None) =
+        (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(bad(format!(
+            "its first entry is {path:?}, not the version's manifest (packs list {MANIFEST} first)"
+        )));
+    };
+    if name != MANIFEST || entry.header().entry_type() != tar::EntryType::Regular {
+        return Err(bad(format!(
+            "its first entry is {path:?}, not the version's manifest (packs list {MANIFEST} first)"
+        )));
+    }
+    let top = top.to_string_lossy();
+    let version = IndexVersion::parse(&top)
+        .map_err(|_| bad(format!("top folder {top:?} is not a version")))?;
+    let size = entry.header().size().map_err(|e| bad(e.to_string()))?;
+    if size > MAX_MANIFEST_BYTES {
+        return Err(bad(format!(
+            "its manifest is {size} bytes, over the {MAX_MANIFEST_BYTES}-byte limit"
+        )));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    io::Read::read_to_end(&mut io::Read::take(entry, size), &mut bytes)
+        .map_err(|e| bad(e.to_string()))?;
+    Ok((version, bytes))
+}
+
+/// The path of `entry` inside `version`'s folder, `/`-separated; refuses
+/// anything but a plain file under that one folder.
+fn entry_path<R: io::Read>(
+    entry: &tar::Entry<'_, R>,
+    version: &IndexVersion,
+    bad: &impl Fn(String) -> PackError,
+) -> Result<String, PackError> {
+    if entry.header().entry_type() != tar::EntryType::Regular {
+        return Err(bad("holds something other than plain files".to_owned()));
+    }
+    let path = entry.path().map_err(|e| bad(e.to_string()))?.into_owned();
+    let mut parts = path.components();
+    match parts.next() {
+        Some(Component::Normal(top)) if top.to_string_lossy() == version.as_str() => {}
+        Some(Component::Normal(_)) => return Err(bad("holds more than one version".to_owned())),
+        _ => {
+            return Err(bad(format!(
+                "entry {path:?} is not inside a version folder"
+            )));
+        }
+    }
+    let rest: Vec<String> = parts
+        .map(|c| match c {
+            Component::Normal(p) => Some(p.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(|| bad(format!("entry {path:?} has an unsafe path")))?;
+    if rest.is_empty() {
+        return Err(bad(format!("entry {path:?} has an unsafe path")));
+    }
+    Ok(rest.join("/"))
+}
+
+/// Refuses a pack that would unpack past [`MAX_UNPACKED_BYTES`] or into less
+/// than [`DISK_RESERVE`] of free disk.
+fn check_room(root: &IndexRoot, total: u64) -> Result<(), String> {
+    if total > MAX_UNPACKED_BYTES {
+        return Err(format!(
+            "its manifest lists {total} bytes, over the {MAX_UNPACKED_BYTES}-byte limit"
+        ));
+    }
+    let _ = fs::create_dir_all(root.path());
+    if let Ok(free) = fs4::available_space(root.path())
+        && total.saturating_add(DISK_RESERVE) > free
+    {
+        return Err(format!(
+            "it unpacks to {total} bytes and {} has {free} bytes free",
+            root.path().display()
+        ));
+    }
+    Ok(())
+}
+
+/// Copies `from` into a new file at `path`, synced; returns the bytes written.
+fn write_synced(path: &Path, from: &mut impl io::Read) -> Result<u64, PackError> {
+    let mut out = File::create(path).map_err(io_err(path))?;
+    let n = io::copy(from, &mut out).map_err(io_err(path))?;
+    out.sync_all().map_err(io_err(path))?;
+    Ok(n)
 }
 
 /// Where packs go once tried: `<root>/packs/adopted/` and `<root>/packs/rejected/`.
@@ -357,7 +509,10 @@ pub fn adopt_dropped_packs(root: &IndexRoot, keep: usize) -> Vec<(PathBuf, Dropp
             Some(v) if root.version_dir(&v).path().is_dir() => {
                 Dropped::Refused(format!("version {v} is already published"))
             }
-            _ => match unpack(&pack, root, Rollback::Refuse) {
+            None => Dropped::Refused(format!(
+                "not named for a version ({PACK_PREFIX}<16 hex digits>{PACK_SUFFIX})"
+            )),
+            Some(_) => match unpack(&pack, root, Rollback::Refuse) {
                 Ok(u) if u.current => Dropped::Adopted(u),
                 Ok(u) => Dropped::Refused(format!(
                     "version {} was built at {}, before CURRENT's {}",
@@ -432,26 +587,48 @@ fn prune_packs(dir: &Path, keep: usize) {
 /// adoption: the bytes go to a scratch file while they are hashed, and only
 /// when they hash to `expected_sha256` do the `.sha256` and then the pack
 /// (by an atomic rename) appear in the root, as a dropped pack must. A
-/// mismatch leaves nothing behind. Returns the dropped pack's path.
+/// mismatch, or more than `max_bytes`, leaves nothing behind. Returns the
+/// dropped pack's path.
 pub fn drop_pack(
     root: &IndexRoot,
     version: &IndexVersion,
     bytes: impl io::Read,
     expected_sha256: &str,
+    max_bytes: u64,
 ) -> Result<PathBuf, PackError> {
     let name = pack_name(version);
     let dir = root.path();
     fs::create_dir_all(dir).map_err(io_err(dir))?;
     let part = dir.join(format!(".{name}.part"));
+    // The download stops at the limit or where the disk would fill, whichever is first.
+    let free = fs4::available_space(dir).map_or(u64::MAX, |f| f.saturating_sub(DISK_RESERVE));
+    let limit = max_bytes.min(free);
+    let too_large = || PackError::BadPack {
+        path: dir.join(&name),
+        reason: match limit == max_bytes {
+            true => format!("is larger than the {max_bytes}-byte limit; nothing was dropped"),
+            false => format!(
+                "is larger than the {limit} bytes {} can take; nothing was dropped",
+                dir.display()
+            ),
+        },
+    };
     let written = (|| {
         let mut out = BufWriter::new(File::create(&part)?);
-        let mut hasher = HashingReader::new(bytes);
-        io::copy(&mut hasher, &mut out)?;
+        let mut hasher = HashingReader::new(bytes.take(limit.saturating_add(1)));
+        let n = io::copy(&mut hasher, &mut out)?;
         out.into_inner()
             .map_err(io::IntoInnerError::into_error)?
             .sync_all()?;
-        Ok::<_, io::Error>(hasher.finish())
+        Ok::<_, io::Error>((n, hasher.finish()))
     })();
+    let written = match written {
+        Ok((n, _)) if n > limit => {
+            let _ = fs::remove_file(&part);
+            return Err(too_large());
+        }
+        other => other.map(|(_, sha)| sha),
+    };
     let actual = match written {
         Ok(sha) => sha,
         Err(e) => {

@@ -304,16 +304,33 @@ fn validate_repo(
     let web_url = match &r.web_url {
         Some(w) => {
             let v = w.value.trim_end_matches('/');
-            if !(v.starts_with("https://") || v.starts_with("http://")) || v.contains(char::is_whitespace) {
-                return Err(at(path, w, format!("web_url {v:?} must be an http(s) URL")));
+            // Every citation carries this URL: a secret in it would be published.
+            if has_credentials(v) {
+                return Err(at(
+                    path,
+                    w,
+                    "web_url holds a user name or password: remove it (citations carry this URL to everyone)",
+                ));
             }
-            without_credentials(v)
+            if !(v.starts_with("https://") || v.starts_with("http://"))
+                || v.contains(char::is_whitespace)
+            {
+                return Err(at(
+                    path,
+                    w,
+                    format!("web_url {:?} must be an http(s) URL", redacted(v)),
+                ));
+            }
+            v.to_owned()
         }
         None => github_web_url(&url).ok_or_else(|| {
             at(
                 path,
                 &r.url,
-                format!("url {url:?} is not a GitHub URL: add web_url, the page citations should link to"),
+                format!(
+                    "url {:?} is not a GitHub URL: add web_url, the page citations should link to",
+                    redacted(&url)
+                ),
             )
         })?,
     };
@@ -352,12 +369,21 @@ fn validate_repo(
                 .chars()
                 .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
         if !ok {
+            // Not echoed: a token pasted here is exactly what must not be printed.
+            return Err(at(
+                path,
+                t,
+                "token_env must name an environment variable (A-Z, 0-9, _), not hold the token",
+            ));
+        }
+        // Over plain HTTP the token would cross the network in cleartext.
+        if scheme_of(&fetch_url) == Some("http") && !is_loopback_url(&fetch_url) {
             return Err(at(
                 path,
                 t,
                 format!(
-                    "token_env {:?} must name an environment variable (A-Z, 0-9, _), not hold the token",
-                    t.value
+                    "token_env needs an https:// url: {:?} would send the token in cleartext",
+                    redacted(&url)
                 ),
             ));
         }
@@ -398,42 +424,40 @@ fn validate_repo(
 /// Checks the URL's form and resolves local paths against the config's folder.
 fn resolve_url(path: &Path, base: &Path, url: &Spanned<String>) -> Result<String, ConfigError> {
     let u = url.value.trim();
+    // A secret written into the file ends up in logs, manifests and git
+    // history: refused first, whatever else is wrong with the URL.
+    if has_credentials(u) {
+        return Err(at(
+            path,
+            url,
+            "url holds a password or token: remove it and name the environment variable that holds it with token_env".to_owned(),
+        ));
+    }
     if u.is_empty() || u.contains(char::is_whitespace) {
         return Err(at(
             path,
             url,
-            format!("url {u:?} is empty or contains spaces"),
+            format!("url {:?} is empty or contains spaces", redacted(u)),
         ));
     }
-    let remote = ["https://", "http://", "ssh://", "git://"]
-        .iter()
-        .any(|s| u.starts_with(s));
-    if remote {
+    let scheme = scheme_of(u);
+    if matches!(scheme, Some("https" | "http" | "ssh" | "git")) {
         let rest = u.split_once("://").map_or("", |(_, r)| r);
         let authority = rest.split('/').next().unwrap_or("");
         if authority.is_empty() || !rest.contains('/') {
-            return Err(at(path, url, format!("url {u:?} has no host or path")));
-        }
-        // A secret written into the file ends up in logs, manifests and git history.
-        let secret = match authority.split_once('@') {
-            // `ssh://git@host/…` names a user, not a secret.
-            Some((user, _)) => !u.starts_with("ssh://") || user.contains(':'),
-            None => false,
-        };
-        if secret {
             return Err(at(
                 path,
                 url,
-                "url holds a password or token: remove it and name the environment variable that holds it with token_env".to_owned(),
+                format!("url {:?} has no host or path", redacted(u)),
             ));
         }
         return Ok(u.to_owned());
     }
-    if u.contains("://") && !u.starts_with("file://") {
+    if scheme.is_some_and(|s| s != "file") {
         return Err(at(
             path,
             url,
-            format!("url {u:?} has an unsupported scheme"),
+            format!("url {:?} has an unsupported scheme", redacted(u)),
         ));
     }
     // scp-like `git@host:owner/repo.git`
@@ -455,8 +479,69 @@ fn resolve_url(path: &Path, base: &Path, url: &Spanned<String>) -> Result<String
         Err(_) => Err(at(
             path,
             url,
-            format!("url {u:?}: no such local repository ({})", p.display()),
+            format!(
+                "url {:?}: no such local repository ({})",
+                redacted(u),
+                redacted(&p.display().to_string())
+            ),
         )),
+    }
+}
+
+/// The lowercase scheme of `url` (`HTTPS://…` → `https`), if it has one.
+fn scheme_of(url: &str) -> Option<&'static str> {
+    let (scheme, _) = url.split_once("://")?;
+    ["https", "http", "ssh", "git", "file"]
+        .into_iter()
+        .find(|s| scheme.eq_ignore_ascii_case(s))
+        .or(Some("other"))
+}
+
+/// Whether `url` names a host on this machine (127.0.0.0/8, `::1`, `localhost`).
+fn is_loopback_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// The part of `url` that may hold a user and password: the authority of
+/// `scheme://authority/…` (any scheme, any case, with or without a path), or
+/// the `user@host` of the scp-like `user@host:path`.
+fn userinfo(url: &str) -> Option<&str> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    authority.rsplit_once('@').map(|(user, _)| user)
+}
+
+/// Whether `url` carries a secret: a password (`user:pass@`) anywhere, or
+/// a bare `token@` on an http(s) URL. `git@host:…` and `ssh://git@host/…`
+/// name a user, not a secret.
+fn has_credentials(url: &str) -> bool {
+    let Some(user) = userinfo(url) else {
+        return false;
+    };
+    let web = matches!(scheme_of(url), Some("https" | "http" | "other"));
+    user.contains(':') || (web && !user.is_empty())
+}
+
+/// `url` with its user information replaced by `***`, for any message that
+/// shows a URL: whatever its form, a secret in it never reaches a log.
+pub fn redacted(url: &str) -> String {
+    let (prefix, rest) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => ("", url),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{prefix}***@{}", &rest[at + 1..]),
+        None => url.to_owned(),
     }
 }
 
@@ -660,6 +745,51 @@ mod tests {
         ] {
             assert_eq!(without_credentials(u), u);
         }
+    }
+
+    #[test]
+    fn no_form_of_url_shows_its_secret() {
+        for (url, shown) in [
+            (
+                "HTTPS://user:TOPSECRET@github.com/o/r.git",
+                "HTTPS://***@github.com/o/r.git",
+            ),
+            (
+                "https://user:TOPSECRET@github.com",
+                "https://***@github.com",
+            ),
+            (
+                "user:TOPSECRET@github.com:o/r.git",
+                "***@github.com:o/r.git",
+            ),
+            ("https://TOPSECRET@host/a b", "https://***@host/a b"),
+            ("https://github.com/o/r", "https://github.com/o/r"),
+        ] {
+            assert_eq!(redacted(url), shown);
+        }
+        for secret in [
+            "HTTPS://user:TOPSECRET@github.com/o/r.git",
+            "https://user:TOPSECRET@github.com",
+            "user:TOPSECRET@github.com:o/r.git",
+            "https://TOPSECRET@gitlab.example.org",
+            "ssh://git:TOPSECRET@example.org/r.git",
+            "ftp://user:TOPSECRET@example.org/r",
+        ] {
+            assert!(has_credentials(secret), "{secret}");
+        }
+        for plain in [
+            "git@github.com:o/r.git",
+            "ssh://git@example.org/r.git",
+            "https://github.com/o/r",
+            "https://example.org/a@b",
+            "../repos/alpha",
+        ] {
+            assert!(!has_credentials(plain), "{plain}");
+        }
+        assert!(is_loopback_url("http://127.0.0.1:9000/a.git"));
+        assert!(is_loopback_url("http://localhost/a.git"));
+        assert!(is_loopback_url("http://[::1]:80/a.git"));
+        assert!(!is_loopback_url("http://git.example.org/a.git"));
     }
 
     #[test]

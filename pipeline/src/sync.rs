@@ -92,6 +92,30 @@ fn callbacks<'a>(cfg: &'a RepoConfig, tries: &'a Cell<u32>) -> RemoteCallbacks<'
             ));
         }
         if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) {
+            // A password goes only to the scheme, host and port it was
+            // configured for: never to where a redirect points, and never
+            // in cleartext to another machine.
+            if !same_origin(url, &cfg.fetch_url) {
+                return Err(git2::Error::new(
+                    ErrorCode::Auth,
+                    ErrorClass::Callback,
+                    format!(
+                        "{} asks for credentials, but they are only sent to {}: refused (did the remote redirect?)",
+                        crate::config::redacted(url),
+                        origin(&cfg.fetch_url).map_or_else(String::new, |(s, h, p)| format!("{s}://{h}:{p}"))
+                    ),
+                ));
+            }
+            if origin(url).is_some_and(|(scheme, host, _)| scheme == "http" && !is_loopback(&host)) {
+                return Err(git2::Error::new(
+                    ErrorCode::Auth,
+                    ErrorClass::Callback,
+                    format!(
+                        "{} asks for credentials over plain http: refused (use https)",
+                        crate::config::redacted(url)
+                    ),
+                ));
+            }
             if let Some(var) = cfg.token_env.as_deref() {
                 return match std::env::var(var) {
                     Ok(token) if !token.is_empty() => {
@@ -123,6 +147,50 @@ fn callbacks<'a>(cfg: &'a RepoConfig, tries: &'a Cell<u32>) -> RemoteCallbacks<'
         ))
     });
     cb
+}
+
+/// `(scheme, host, port)` of an http(s) URL, lowercased, with the default
+/// port filled in; `None` for any other form.
+fn origin(url: &str) -> Option<(String, String, u16)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    let default = match scheme.as_str() {
+        "https" => 443,
+        "http" => 80,
+        _ => return None,
+    };
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = match hostport.strip_prefix('[') {
+        Some(v6) => {
+            let (h, tail) = v6.split_once(']')?;
+            (h, tail.strip_prefix(':'))
+        }
+        None => match hostport.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (hostport, None),
+        },
+    };
+    let port = match port {
+        Some(p) => p.parse().ok()?,
+        None => default,
+    };
+    Some((scheme, host.to_ascii_lowercase(), port))
+}
+
+/// Whether `asked` is the configured remote's own scheme, host and port.
+fn same_origin(asked: &str, configured: &str) -> bool {
+    match (origin(asked), origin(configured)) {
+        (Some(a), Some(c)) => a == c,
+        _ => false,
+    }
+}
+
+fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// A git failure, with the repository it concerns.
@@ -190,6 +258,18 @@ pub fn sync(
     };
     repo.remote_set_url("origin", &fetch_url)
         .map_err(err("set remote url"))?;
+    // A token is for the configured remote only: with one, no redirect is
+    // followed at all (libgit2 would replay the credentials it holds to the
+    // new location); without, libgit2's default follows the first request's.
+    repo.config()
+        .and_then(|mut c| match cfg.token_env {
+            Some(_) => c.set_str("http.followRedirects", "false"),
+            None => match c.remove("http.followRedirects") {
+                Err(e) if e.code() == ErrorCode::NotFound => Ok(()),
+                other => other,
+            },
+        })
+        .map_err(err("configure redirects"))?;
     let default_branch = with_retry(retry, &mut on_retry, || {
         let tries = Cell::new(0);
         let mut remote = repo.find_remote("origin")?;
@@ -315,4 +395,39 @@ fn resolve(repo: &Repository, what: &str, pinned: bool) -> Result<Oid, git2::Err
     Err(git2::Error::from_str(&format!(
         "no branch, tag or commit named {what:?}"
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_go_to_the_configured_origin_only() {
+        let configured = "https://git.example.org/team/alpha.git";
+        for same in [
+            "https://git.example.org/team/alpha.git/info/refs",
+            "HTTPS://Git.Example.org:443/other/path",
+        ] {
+            assert!(same_origin(same, configured), "{same}");
+        }
+        for other in [
+            "http://git.example.org/team/alpha.git",
+            "https://git.example.org:8443/team/alpha.git",
+            "https://evil.example/team/alpha.git",
+            "https://git.example.org.evil.example/x",
+            "ssh://git.example.org/team/alpha.git",
+            "not a url",
+        ] {
+            assert!(!same_origin(other, configured), "{other}");
+        }
+        assert!(same_origin(
+            "http://127.0.0.1:9000/a",
+            "http://127.0.0.1:9000/b"
+        ));
+        assert!(!same_origin(
+            "http://127.0.0.1:9001/a",
+            "http://127.0.0.1:9000/b"
+        ));
+        assert!(same_origin("https://[::1]:8443/a", "https://[::1]:8443/b"));
+    }
 }

@@ -1,6 +1,10 @@
 //! Query embeddings with a small least-recently-used cache in front of the
 //! model: a query's embedding is most of a search's cost (about 10 of 12 ms
 //! on two cores), and bots and students ask the same questions again.
+//!
+//! The cache is partitioned by the caller's access groups: a hit is faster
+//! than a miss, so a shared cache would tell one group whether another had
+//! asked a question. Callers with the same groups share a partition.
 
 use cairn_embed::{EmbedError, Embedder, ModelId};
 use serde::Serialize;
@@ -19,8 +23,8 @@ pub struct QueryVectors {
 
 #[derive(Default)]
 struct State {
-    /// Query text → (vector, when last used).
-    vectors: HashMap<String, (Vec<f32>, u64)>,
+    /// (partition, query text) → (vector, when last used).
+    vectors: HashMap<(String, String), (Vec<f32>, u64)>,
     clock: u64,
     stats: CacheStats,
 }
@@ -51,13 +55,19 @@ impl QueryVectors {
         self.model.model()
     }
 
-    /// The unit vector of `query`: from the cache, or embedded and kept.
-    pub fn vector(&self, query: &str) -> Result<Option<Vec<f32>>, EmbedError> {
+    /// The unit vector of `query` asked by a caller with `groups`: from that
+    /// group set's part of the cache, or embedded and kept there.
+    pub fn vector(
+        &self,
+        groups: Option<&[String]>,
+        query: &str,
+    ) -> Result<Option<Vec<f32>>, EmbedError> {
+        let key = (partition(groups), query.to_owned());
         {
             let mut s = self.lock();
             s.clock += 1;
             let now = s.clock;
-            if let Some((v, used)) = s.vectors.get_mut(query) {
+            if let Some((v, used)) = s.vectors.get_mut(&key) {
                 *used = now;
                 let v = v.clone();
                 s.stats.hits += 1;
@@ -70,7 +80,7 @@ impl QueryVectors {
         };
         let mut s = self.lock();
         s.stats.misses += 1;
-        if s.vectors.len() >= self.capacity && !s.vectors.contains_key(query) {
+        if s.vectors.len() >= self.capacity && !s.vectors.contains_key(&key) {
             let oldest = s
                 .vectors
                 .iter()
@@ -81,7 +91,7 @@ impl QueryVectors {
             }
         }
         let now = s.clock;
-        s.vectors.insert(query.to_owned(), (v.clone(), now));
+        s.vectors.insert(key, (v.clone(), now));
         Ok(Some(v))
     }
 
@@ -97,6 +107,20 @@ impl QueryVectors {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic elsewhere while holding the lock leaves a consistent map.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The cache partition of a caller with `groups`: the sorted set, or one
+/// partition for trusted callers who see everything.
+fn partition(groups: Option<&[String]>) -> String {
+    match groups {
+        None => "\u{0}all".to_owned(),
+        Some(g) => {
+            let mut g: Vec<&str> = g.iter().map(String::as_str).collect();
+            g.sort_unstable();
+            g.dedup();
+            g.join("\n")
+        }
     }
 }
 
@@ -117,20 +141,26 @@ mod tests {
         let direct = model.embed(&["fit a model"]).expect("embed").pop();
         let q = QueryVectors::new(Arc::clone(&model), 2);
 
-        let first = q.vector("fit a model").expect("embed");
+        let first = q.vector(None, "fit a model").expect("embed");
         assert_eq!(first, direct, "the cache returns the model's own vector");
-        assert_eq!(q.vector("fit a model").expect("embed"), first);
+        assert_eq!(q.vector(None, "fit a model").expect("embed"), first);
         let s = q.stats();
         assert_eq!((s.hits, s.misses, s.entries), (1, 1, 1));
 
         // With "b" in, the cache is full: "c" pushes out the least recently
         // used, "fit a model", which then has to be embedded again.
-        q.vector("b").expect("embed");
-        q.vector("c").expect("embed");
+        q.vector(None, "b").expect("embed");
+        q.vector(None, "c").expect("embed");
         assert_eq!(q.stats().entries, 2, "capacity holds");
-        q.vector("c").expect("embed");
-        q.vector("fit a model").expect("embed");
+        q.vector(None, "c").expect("embed");
+        q.vector(None, "fit a model").expect("embed");
         let s = q.stats();
         assert_eq!((s.hits, s.misses), (2, 4), "{s:?}");
+        // Another group set asks the same: embedded for it, not a hit.
+        let team = ["team-a".to_owned()];
+        q.vector(Some(&team), "fit a model").expect("embed");
+        assert_eq!(q.stats().hits, 2);
+        q.vector(Some(&team), "fit a model").expect("embed");
+        assert_eq!(q.stats().hits, 3);
     }
 }

@@ -11,6 +11,8 @@ use std::sync::Mutex;
 use std::time::SystemTime;
 use subtle::ConstantTimeEq;
 
+/// Seconds of clock skew allowed on a JWT's `exp` and `nbf`.
+pub const JWT_LEEWAY_SECS: u64 = 60;
 /// Every token starts with this, so a leaked one is easy to recognise (and to scan for).
 pub const TOKEN_PREFIX: &str = "cairn_";
 
@@ -243,6 +245,9 @@ impl JwtConfig {
             JwtKey::Rs256(pem) => (DecodingKey::from_rsa_pem(pem).ok()?, Algorithm::RS256),
         };
         let mut v = Validation::new(alg);
+        // Clocks of issuer and server differ a little; a token is accepted up
+        // to this long past its `exp` (and before its `nbf`). SECURITY.md says so.
+        v.leeway = JWT_LEEWAY_SECS;
         // A configured claim is required, not merely checked when present:
         // leaving it out must not be a way around it.
         let mut required = vec!["exp"];
@@ -346,16 +351,24 @@ impl Authenticator {
 
     /// Rereads the tokens file if it changed, so added and revoked tokens take
     /// effect without a restart. A damaged file keeps the last good list.
-    pub fn refresh(&self) {
-        let Some(store) = &self.store else { return };
+    /// True when a new list was loaded.
+    pub fn refresh(&self) -> bool {
+        let Some(store) = &self.store else {
+            return false;
+        };
         let now = std::fs::metadata(&store.path)
             .and_then(|m| m.modified())
             .ok();
         let seen = self.loaded.lock().map(|l| l.modified).unwrap_or(None);
-        if now != seen
-            && let Err(e) = self.reload()
-        {
-            tracing::warn!(error = %e, "tokens file not reloaded; keeping the previous tokens");
+        if now == seen {
+            return false;
+        }
+        match self.reload() {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, "tokens file not reloaded; keeping the previous tokens");
+                false
+            }
         }
     }
 

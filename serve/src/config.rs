@@ -26,6 +26,10 @@ pub const DEFAULT_QUEUE: usize = 64;
 pub const DEFAULT_WATCH_MS: u64 = 2_000;
 /// Members of this JWT group may set ranking weights.
 pub const DEFAULT_JWT_ADMIN_GROUP: &str = "cairn-admin";
+/// Page requests a minute all anonymous visitors share (each page may
+/// search or explain: about 10 ms of a core each, so this keeps anonymous
+/// use to about a tenth of one core).
+pub const DEFAULT_ANONYMOUS_PER_MINUTE: u32 = 600;
 /// The largest request body on any route, MCP included.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 

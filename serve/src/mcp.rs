@@ -147,6 +147,25 @@ impl CairnMcp {
     }
 }
 
+/// What a doc_id keeps unencoded in a passage URI: unreserved characters
+/// and the `/` between its parts. `?`, `#`, `%` and the rest are encoded, so
+/// a path holding `?lines=1-1` can never be read as a query.
+const URI_PATH: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/')
+    .remove(b'@');
+
+/// The passage URI of a whole document, the inverse of [`parse_doc_uri`].
+fn doc_uri(doc_id: &str) -> String {
+    format!(
+        "{DOC_URI}{}",
+        percent_encoding::utf8_percent_encode(doc_id, URI_PATH)
+    )
+}
+
 /// Parses `cairn://doc/{doc_id}?lines=START-END&raw=true` (both optional).
 fn parse_doc_uri(uri: &str) -> Option<SpanRequest> {
     let rest = uri.strip_prefix(DOC_URI)?;
@@ -244,7 +263,7 @@ impl ServerHandler for CairnMcp {
         let page: Vec<Resource> = docs
             .into_iter()
             .map(|d| {
-                Resource::new(format!("{DOC_URI}{}", d.doc_id), d.doc_id.as_str())
+                Resource::new(doc_uri(d.doc_id.as_str()), d.doc_id.as_str())
                     .with_description(format!("{} {} ({} lines)", d.repo, d.doctype, d.line_count))
                     .with_mime_type("text/plain")
                     .with_size(d.size)
@@ -263,7 +282,7 @@ impl ServerHandler for CairnMcp {
         Ok(ListResourceTemplatesResult::with_all_items(vec![
             ResourceTemplate::new(format!("{DOC_URI}{{+doc_id}}{{?lines,raw}}"), "passage")
                 .with_description(
-                    "Lines of an indexed file: doc_id as search returns it, lines=START-END (at most 400). A notebook comes as its cells (markdown) unless raw=true.",
+                    "Lines of an indexed file: doc_id as search returns it, percent-encoded but for `/` (a `?`, `#` or `%` in a path must be encoded), lines=START-END (at most 400). A notebook comes as its cells (markdown) unless raw=true.",
                 )
                 .with_mime_type("text/plain"),
         ]))
@@ -324,8 +343,13 @@ impl Default for McpOptions {
 /// The streamable-HTTP transport type mounted at `/mcp`.
 pub type HttpTransport = rmcp_actix_web::transport::StreamableHttpService<CairnMcp>;
 
-/// The transport for the HTTP server: sessions shared by every worker; the
-/// caller the auth middleware found is handed to each tool call.
+/// The transport for the HTTP server, stateless: every POST is answered on
+/// its own by a fresh service, as the caller the auth middleware found.
+///
+/// cairn's tools never push and never call back, so a session would hold
+/// nothing but memory: stateless, a flood of `initialize` requests leaves
+/// nothing behind, and there is no session id to steal or replay. GET and
+/// DELETE answer 405, which clients read as "no server stream".
 pub fn http_transport(live: Arc<LiveIndex>, pool: CpuPool, opts: McpOptions) -> HttpTransport {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     let deadline = opts.deadline;
@@ -334,6 +358,8 @@ pub fn http_transport(live: Arc<LiveIndex>, pool: CpuPool, opts: McpOptions) -> 
             Ok(CairnMcp::new(Arc::clone(&live), pool.clone(), deadline))
         }))
         .session_manager(Arc::new(LocalSessionManager::default()))
+        .stateful_mode(false)
+        .json_response(true)
         // The HTTP middleware has already applied the one Host rule of every
         // route; an empty list turns rmcp's own off.
         .allowed_hosts(Vec::new())
@@ -395,6 +421,18 @@ mod tests {
         assert_eq!(parts("cairn://doc/a/b/c?lines=x-2"), None);
         assert_eq!(parts("cairn://doc/a/b/c?line=2"), None);
         assert_eq!(parts("file:///etc/passwd"), None);
+        // A listed URI reads back exactly its document, whatever the path holds.
+        for id in [
+            "cat/r/notes?lines=1-1",
+            "cat/r/a #1 100%.txt",
+            "cat/r@v2/ü.md",
+        ] {
+            assert_eq!(
+                parts(&doc_uri(id)),
+                Some((id.to_owned(), Some(1), Some(400), false)),
+                "{id}"
+            );
+        }
     }
 
     #[test]

@@ -28,10 +28,11 @@ struct Latest {
 fn attested_drop(
     root: &IndexRoot,
     version: &IndexVersion,
-    mut reader: impl std::io::Read,
+    reader: impl std::io::Read,
     sha256: &str,
     repo: &str,
     pack_url: &str,
+    max_bytes: u64,
 ) -> anyhow::Result<std::path::PathBuf> {
     let gh_found = std::process::Command::new("gh")
         .arg("--version")
@@ -43,8 +44,16 @@ fn attested_drop(
         );
     }
     let scratch = tempfile::NamedTempFile::new().context("a scratch file for the pack")?;
-    std::io::copy(&mut reader, &mut scratch.as_file())
-        .with_context(|| format!("downloading {pack_url}"))?;
+    let copied = std::io::copy(
+        &mut std::io::Read::take(reader, max_bytes.saturating_add(1)),
+        &mut scratch.as_file(),
+    )
+    .with_context(|| format!("downloading {pack_url}"))?;
+    if copied > max_bytes {
+        bail!(
+            "{pack_url} is larger than the {max_bytes}-byte limit (--max-bytes); nothing was dropped"
+        );
+    }
     let verified = std::process::Command::new("gh")
         .args(["attestation", "verify"])
         .arg(scratch.path())
@@ -58,26 +67,38 @@ fn attested_drop(
         );
     }
     let file = std::fs::File::open(scratch.path()).context("reopening the downloaded pack")?;
-    pack::drop_pack(root, version, file, sha256)
+    pack::drop_pack(root, version, file, sha256, max_bytes)
         .with_context(|| format!("{pack_url} was not dropped"))
 }
 
 /// Runs the pull.
 pub fn run(a: PullArgs) -> anyhow::Result<ExitCode> {
+    use std::time::Duration;
     let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_connect(Some(std::time::Duration::from_secs(30)))
+        .timeout_connect(Some(Duration::from_secs(30)))
+        // A server that stops answering is given up on: headers within a
+        // minute (or the whole timeout, if shorter), everything within it.
+        .timeout_recv_response(Some(Duration::from_secs(a.timeout.clamp(1, 60))))
+        .timeout_global(Some(Duration::from_secs(a.timeout.max(1))))
+        // Nor may an https server redirect to plain http.
+        .https_only(!a.allow_http)
         .build()
         .into();
     let source = match a.source.as_str() {
         "latest" => a.from.clone().unwrap_or_else(|| DEFAULT_LATEST.to_owned()),
         s => s.to_owned(),
     };
+    if !a.allow_http && !source.to_ascii_lowercase().starts_with("https://") {
+        bail!(
+            "{source}: only https:// sources are pulled (the pack and its checksum come from the same server); pass --allow-http to take plain http anyway"
+        );
+    }
     let (version, pack_url, sha256) = if source.ends_with(".json") {
         let latest: Latest = serde_json::from_str(
             &agent
                 .get(&source)
                 .call()
-                .and_then(|mut r| r.body_mut().read_to_string())
+                .and_then(|mut r| r.body_mut().with_config().limit(1 << 20).read_to_string())
                 .with_context(|| format!("downloading {source}"))?,
         )
         .with_context(|| {
@@ -102,7 +123,7 @@ pub fn run(a: PullArgs) -> anyhow::Result<ExitCode> {
         let sums = agent
             .get(&format!("{source}.sha256"))
             .call()
-            .and_then(|mut r| r.body_mut().read_to_string())
+            .and_then(|mut r| r.body_mut().with_config().limit(1 << 20).read_to_string())
             .with_context(|| {
                 format!("downloading {source}.sha256 (a pack is only taken with its checksum)")
             })?;
@@ -134,12 +155,20 @@ pub fn run(a: PullArgs) -> anyhow::Result<ExitCode> {
         .reader();
     let (dropped, checked) = match &a.attest_repo {
         None => (
-            pack::drop_pack(&root, &version, reader, &sha256)
+            pack::drop_pack(&root, &version, reader, &sha256, a.max_bytes)
                 .with_context(|| format!("{pack_url} was not dropped"))?,
             "sha256 checked; attestation not checked (--attest-repo OWNER/REPO checks it)",
         ),
         Some(repo) => (
-            attested_drop(&root, &version, reader, &sha256, repo, &pack_url)?,
+            attested_drop(
+                &root,
+                &version,
+                reader,
+                &sha256,
+                repo,
+                &pack_url,
+                a.max_bytes,
+            )?,
             "sha256 and attestation checked",
         ),
     };

@@ -39,6 +39,8 @@ fn config(a: ServeArgs) -> ServeConfig {
     http.deadline = Duration::from_millis(a.work.deadline_ms);
     http.queue = a.work.queue;
     http.rate_limit = a.rate_limit;
+    http.anonymous_rate_limit = (a.anonymous_rate_limit > 0).then_some(a.anonymous_rate_limit);
+    http.trusted_proxies = a.trusted_proxy;
     http.public_url = a.public_url;
     http.ui = !a.no_ui;
     http.watch_interval = Duration::from_millis(a.watch_ms.max(MIN_WATCH_MS));

@@ -168,8 +168,14 @@ async fn metrics_series_stay_fixed_whatever_is_sent() {
             .count()
     };
     let metrics = async || {
-        let res =
-            atest::call_service(&app, atest::TestRequest::get().uri("/metrics").to_request()).await;
+        let res = atest::call_service(
+            &app,
+            atest::TestRequest::get()
+                .uri("/metrics")
+                .insert_header(bearer(&s.reader))
+                .to_request(),
+        )
+        .await;
         String::from_utf8_lossy(&atest::read_body(res).await).into_owned()
     };
     for i in 0..300 {
@@ -518,8 +524,9 @@ fn dropped_packs_never_roll_the_index_back() {
         "an older pack replaced CURRENT"
     );
 
-    // (c) A pack whose name does not match its version is adopted once; a
-    // rollback by CURRENT afterwards stays rolled back.
+    // (c) A pack whose name does not match its version is refused (issue 28,
+    // finding 5); under its own name it is adopted once, and a rollback by
+    // CURRENT afterwards stays rolled back.
     root.set_current(&b).expect("rollback");
     std::fs::remove_dir_all(root.version_dir(&d).path()).expect("unpublish D");
     pack_as(
@@ -528,6 +535,13 @@ fn dropped_packs_never_roll_the_index_back() {
         &w.path("out"),
         Some("cairn-index-00000000000000bb.tar.zst"),
     );
+    live.check(false);
+    assert_eq!(
+        root.current().expect("current"),
+        b,
+        "a misnamed pack was adopted"
+    );
+    pack_as(&w, &d, &w.path("out"), None);
     live.check(false);
     assert_eq!(
         root.current().expect("current"),

@@ -329,6 +329,12 @@ async fn every_endpoint_answers_in_its_shape() {
     }
 
     let res = test::call_service(&app, test::TestRequest::get().uri("/metrics").to_request()).await;
+    assert_eq!(
+        res.status(),
+        StatusCode::UNAUTHORIZED,
+        "metrics want a token"
+    );
+    let res = test::call_service(&app, get("/metrics", t).to_request()).await;
     assert_eq!(res.status(), StatusCode::OK);
     let text = String::from_utf8_lossy(&test::read_body(res).await).into_owned();
     assert!(text.contains("cairn_http_requests_total{"), "{text}");

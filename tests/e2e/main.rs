@@ -8,6 +8,7 @@ mod explain;
 mod fixtures;
 mod fuzz;
 mod hardening;
+mod hardening2;
 mod http;
 mod install;
 mod mcp;

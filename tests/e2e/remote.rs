@@ -22,6 +22,10 @@ struct Front {
     fail_first: AtomicUsize,
     /// Every request answered 503 (the remote is down).
     down: std::sync::atomic::AtomicBool,
+    /// Every request answered `302 Found` to the same path under this base URL.
+    redirect_to: std::sync::Mutex<Option<String>>,
+    /// Requests that carried an `Authorization` header, whatever it held.
+    authorized: AtomicUsize,
 }
 
 impl Front {
@@ -31,6 +35,8 @@ impl Front {
             root,
             fail_first: AtomicUsize::new(fail_first),
             down: false.into(),
+            redirect_to: std::sync::Mutex::new(None),
+            authorized: AtomicUsize::new(0),
         })
     }
 }
@@ -87,6 +93,21 @@ fn answer(front: &Front, stream: TcpStream) {
         b
     };
     let mut out = stream;
+    if !auth.is_empty() {
+        front.authorized.fetch_add(1, Ordering::SeqCst);
+    }
+    let redirect = front
+        .redirect_to
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    if let Some(base) = redirect {
+        let _ = out.write_all(
+            format!("HTTP/1.1 302 Found\r\nLocation: {base}{target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        );
+        return;
+    }
     let down = front.down.load(Ordering::SeqCst);
     let flaky = front
         .fail_first
@@ -312,4 +333,46 @@ fn a_flaky_remote_is_retried_and_a_dead_one_keeps_the_cached_commit_marked_stale
         "the commit fetched before"
     );
     assert_eq!(repo["docs"], before["repos"][0]["docs"]);
+}
+
+/// Hardening round 2, finding 2: a remote that redirects elsewhere never
+/// receives the token, and a token over plain HTTP to another machine is
+/// refused at its line.
+#[test]
+fn the_token_goes_only_to_the_remote_it_was_configured_for() {
+    let w = World::new();
+    let root = w.path("server");
+    publish(&w, &root);
+    // The real server, on another port: another origin than the one configured.
+    let elsewhere = Front::new(root.clone(), 0);
+    let elsewhere_url = serve(Arc::clone(&elsewhere));
+    let configured = Front::new(root, 0);
+    *configured
+        .redirect_to
+        .lock()
+        .unwrap_or_else(|p| p.into_inner()) = Some(elsewhere_url);
+    let url = serve(Arc::clone(&configured));
+    config(&w, &url, "    token_env: ALPHA_TOKEN\n");
+    let out = build(&w, "out", Some(TOKEN), &[]);
+    assert!(!out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        elsewhere.authorized.load(Ordering::SeqCst),
+        0,
+        "the redirect target received credentials: {}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains(TOKEN));
+
+    // Plain HTTP carries the token in cleartext: only loopback may have it.
+    w.write(
+        "config/repositories.yml",
+        "science:\n  - name: alpha\n    url: http://git.example.org/alpha.git\n    web_url: https://github.com/example/alpha\n    token_env: ALPHA_TOKEN\n",
+    );
+    let out = build(&w, "out3", Some(TOKEN), &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("repositories.yml:5:") && stderr(&out).contains("https"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -300,7 +300,7 @@ fn pull_fetches_the_newest_pack_checks_it_and_drops_it_for_adoption() {
     let base = format!("http://127.0.0.1:{}", files.1);
     let root = w.path("server-index");
     let root_s = root.to_str().expect("utf8");
-    let pull = |source: &str| cairn(&["pull", source, "--index", root_s]);
+    let pull = |source: &str| cairn(&["pull", source, "--index", root_s, "--allow-http"]);
 
     // A checksum that does not match: refused, nothing dropped.
     latest(&"0".repeat(64));
@@ -324,6 +324,7 @@ fn pull_fetches_the_newest_pack_checks_it_and_drops_it_for_adoption() {
             root_s,
             "--attest-repo",
             "cairn-search/cairn",
+            "--allow-http",
         ]);
         assert!(!o.status.success());
         assert!(stderr(&o).contains("GitHub CLI"), "{}", stderr(&o));
@@ -351,6 +352,7 @@ fn pull_fetches_the_newest_pack_checks_it_and_drops_it_for_adoption() {
         &format!("{base}/{name}"),
         "--index",
         w.path("other").to_str().expect("utf8"),
+        "--allow-http",
     ]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("checksum"), "{}", stderr(&o));

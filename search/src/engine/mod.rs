@@ -167,11 +167,12 @@ impl Engine {
         let d = &self.snap.docs[doc as usize];
         let repo = self.snap.manifest.repos.iter().find(|r| r.name == d.repo);
         let web = repo.map_or("", |r| r.web_url.as_str());
-        // Another ref's branch link is that ref: its lines are the ref's, not the default branch's.
+        // A pinned repository's (and another ref's) branch link is the pin:
+        // its lines are the pin's, not the default branch's.
         let branch = match d.repo.split_once('@') {
             Some((_, rf)) => rf,
             None => repo
-                .and_then(|r| r.default_branch.as_deref())
+                .and_then(|r| r.pin.as_deref().or(r.default_branch.as_deref()))
                 .unwrap_or("HEAD"),
         };
         let commit = repo.and_then(|r| r.commit.as_deref()).unwrap_or(branch);

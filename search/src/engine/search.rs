@@ -140,7 +140,7 @@ impl Engine {
         let stats = rank::ScopedStats::new(&self.snap, &self.bm25, &visible);
         let (mentioned, bm25_text) = rank::mentioned_toolkits(&self.snap, query, groups);
         let qvec = match (&self.embedder, mode) {
-            (Some(e), Mode::Hybrid | Mode::Vector) => e.vector(query)?,
+            (Some(e), Mode::Hybrid | Mode::Vector) => e.vector(groups, query)?,
             _ => None,
         };
         check_deadline(req.deadline)?;

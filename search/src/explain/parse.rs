@@ -285,13 +285,17 @@ fn split_warning(line: &str) -> Option<(&str, &str)> {
 
 /// `terminate called after throwing an instance of 'std::runtime_error'` / `  what():  msg`.
 fn cpp(lines: &[&str]) -> Option<ParsedError> {
-    let mut exception = None;
-    let mut message = None;
-    for (i, l) in lines.iter().enumerate() {
-        if let Some(rest) = l.split_once("throwing an instance of ").map(|(_, r)| r) {
-            exception = Some(rest.trim().trim_matches(['\'', '`', '"']).to_owned());
-        }
-        if let Some((_, rest)) = l.split_once("what():") {
+    // The last exception thrown is the one that terminated; each is read
+    // once, so pasted text of many aborts costs linear time.
+    let exception = lines.iter().rev().find_map(|l| {
+        l.split_once("throwing an instance of ")
+            .map(|(_, rest)| rest.trim().trim_matches(['\'', '`', '"']).to_owned())
+    });
+    let message = lines
+        .iter()
+        .rposition(|l| l.contains("what():"))
+        .and_then(|i| {
+            let (_, rest) = lines[i].split_once("what():")?;
             let mut m = vec![rest.trim().to_owned()];
             m.extend(
                 lines[i + 1..]
@@ -299,9 +303,8 @@ fn cpp(lines: &[&str]) -> Option<ParsedError> {
                     .take_while(|l| !l.contains("Aborted") && !l.contains("core dumped"))
                     .map(|l| (*l).to_owned()),
             );
-            message = Some(trim_lines(&m));
-        }
-    }
+            Some(trim_lines(&m))
+        });
     if exception.is_none() && message.is_none() {
         return None;
     }

@@ -8,6 +8,7 @@
 //! log line, metrics, an authenticated caller and problem+json errors.
 
 pub mod api;
+pub mod client;
 pub mod openapi;
 
 use crate::auth::{Authenticator, Caller, Verdict};
@@ -35,8 +36,10 @@ pub use crate::config::MAX_BODY_BYTES;
 /// Longest request path written to the access log.
 const MAX_LOGGED_CHARS: usize = 512;
 
-/// The server's own routes anyone may call without credentials (besides the public operations).
-const OPEN_ROUTES: [&str; 2] = ["/metrics", "/openapi.json"];
+/// The server's own routes anyone may call without credentials (besides the
+/// public operations). `/metrics` is not one: its cache and error counters
+/// say what others asked and when, so it wants a token like the API.
+const OPEN_ROUTES: [&str; 1] = ["/openapi.json"];
 
 /// Whether `path` answers without credentials.
 fn is_public(path: &str) -> bool {
@@ -54,8 +57,14 @@ pub struct HttpOptions {
     pub queue: usize,
     /// How long one request may take.
     pub deadline: Duration,
-    /// Requests per minute per caller (None: unlimited).
+    /// Requests per minute per caller (None: unlimited); an anonymous
+    /// visitor is a caller by address ([`client::client_ip`]).
     pub rate_limit: Option<u32>,
+    /// Requests per minute all anonymous visitors share for the pages,
+    /// which search and explain for them (None: unlimited).
+    pub anonymous_rate_limit: Option<u32>,
+    /// Proxies whose `Forwarded` / `X-Forwarded-For` say who the visitor is.
+    pub trusted_proxies: Vec<client::Cidr>,
     /// Browser origins allowed to call (any other `Origin` gets 403).
     pub allowed_origins: Vec<String>,
     /// Host names every route answers to (DNS-rebinding protection); an IP
@@ -91,6 +100,8 @@ impl HttpOptions {
             queue: DEFAULT_QUEUE,
             deadline: Duration::from_millis(DEFAULT_DEADLINE_MS),
             rate_limit: None,
+            anonymous_rate_limit: Some(crate::config::DEFAULT_ANONYMOUS_PER_MINUTE),
+            trusted_proxies: Vec::new(),
             allowed_origins: origins,
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
             public_url: None,
@@ -104,8 +115,29 @@ impl HttpOptions {
     pub fn mcp(&self) -> McpOptions {
         McpOptions {
             deadline: self.deadline,
-            allowed_origins: self.allowed_origins.clone(),
+            allowed_origins: self.origins(),
         }
+    }
+
+    /// The browser origins allowed to call: the configured ones and the
+    /// origin of `public_url`, whose own pages post their forms back to it.
+    pub fn origins(&self) -> Vec<String> {
+        let mut all = self.allowed_origins.clone();
+        all.extend(self.public().map(|u| u.origin().ascii_serialization()));
+        all
+    }
+
+    /// The host names served: the configured ones and `public_url`'s host.
+    pub fn hosts(&self) -> Vec<String> {
+        let mut all = self.allowed_hosts.clone();
+        all.extend(self.public().and_then(|u| u.host_str().map(str::to_owned)));
+        all
+    }
+
+    fn public(&self) -> Option<url::Url> {
+        self.public_url
+            .as_deref()
+            .and_then(|u| url::Url::parse(u).ok())
     }
 }
 
@@ -121,12 +153,18 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Per-caller budgets.
     pub limiter: Option<RateLimiter>,
+    /// The budget every anonymous visitor draws from (one bucket).
+    anonymous: Option<RateLimiter>,
     /// Options.
     pub opts: HttpOptions,
-    /// The MCP transport (sessions are shared by every worker).
+    /// The MCP transport (stateless: every POST answered on its own).
     pub mcp: crate::mcp::HttpTransport,
     /// The web page's signed-in sessions.
     pub sessions: crate::ui::Sessions,
+    /// [`HttpOptions::origins`], computed once.
+    origins: Vec<String>,
+    /// [`HttpOptions::hosts`], computed once.
+    hosts: Vec<String>,
 }
 
 impl AppState {
@@ -140,15 +178,19 @@ impl AppState {
         metrics.live_version(live.current().snapshot().version.as_str());
         let pool = CpuPool::new(opts.cpu_workers, opts.queue);
         let mcp = crate::mcp::http_transport(Arc::clone(&live), pool.clone(), opts.mcp());
+        let (origins, hosts) = (opts.origins(), opts.hosts());
         Ok(web::Data::new(Self {
             pool,
             limiter: opts.rate_limit.map(RateLimiter::new),
+            anonymous: opts.anonymous_rate_limit.map(RateLimiter::new),
             live,
             auth,
             metrics,
             opts,
             mcp,
             sessions: crate::ui::Sessions::default(),
+            origins,
+            hosts,
         }))
     }
 
@@ -168,8 +210,17 @@ impl AppState {
 
     /// Checks the tokens file and CURRENT once, logging and counting a swap.
     pub fn check_for_changes(&self, force: bool) -> SwapOutcome {
-        self.auth.refresh();
+        self.reload_tokens();
         self.check_index(force)
+    }
+
+    /// Rereads the tokens file if it changed; the web sessions of tokens it
+    /// no longer accepts end with it.
+    pub fn reload_tokens(&self) {
+        if self.auth.refresh() {
+            self.sessions
+                .retain_tokens(|d| self.auth.caller_of_digest(d).is_some());
+        }
     }
 
     /// Checks CURRENT (and dropped packs) once, logging and counting a swap.
@@ -274,13 +325,18 @@ async fn trace(
         let carried = http_res
             .error()
             .and_then(|e| e.as_error::<ApiError>().cloned());
-        let is_problem = http_res
+        let content_type = http_res
             .headers()
             .get(header::CONTENT_TYPE)
-            .is_some_and(|v| v.as_bytes().starts_with(PROBLEM_JSON.as_bytes()));
+            .map(|v| v.as_bytes().to_vec())
+            .unwrap_or_default();
+        let is_problem = content_type.starts_with(PROBLEM_JSON.as_bytes());
+        // A page a handler rendered for its error (a refused sign-in says
+        // why, beside the form) is what the visitor should see.
+        let is_page = content_type.starts_with(b"text/html");
         let api = carried.or_else(|| {
             // The MCP transport answers its own protocol errors.
-            (!is_problem && !path.starts_with("/mcp")).then(|| {
+            (!is_problem && !is_page && !path.starts_with("/mcp")).then(|| {
                 let detail = http_res
                     .error()
                     .map(|e| e.to_string())
@@ -409,7 +465,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     // DNS rebinding: a page on the attacker's name that resolves to this
     // server is same-origin to the browser, so only Host tells it apart.
     if let Some(host) = request_host(req)
-        && !host_allowed(&host, &state.opts.allowed_hosts)
+        && !host_allowed(&host, &state.hosts)
     {
         return Err(ApiError::new(
             Code::Forbidden,
@@ -420,8 +476,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     // call; one we do not know never gets an answer.
     if let Some(origin) = req.headers().get(header::ORIGIN)
         && !state
-            .opts
-            .allowed_origins
+            .origins
             .iter()
             .any(|o| o.as_bytes() == origin.as_bytes())
     {
@@ -466,28 +521,42 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
         }
     };
     // Pages count against the visitor's budget like API calls: an anonymous
-    // visitor's budget is its address's (assets are free).
+    // visitor's budget is its address's (assets are free), and all anonymous
+    // visitors together also draw from one budget, limited by default.
+    let counted_page = page && !crate::ui::is_asset(req.path());
+    let now = Instant::now();
+    let over = |wait: u32, who: &str| {
+        ApiError::new(
+            Code::RateLimited,
+            format!("{who} is over its request budget; retry in {wait} s"),
+        )
+        .retry_after(wait)
+    };
+    if anonymous
+        && counted_page
+        && let Some(shared) = &state.anonymous
+        && let Err(wait) = shared.take("anonymous", now)
+    {
+        return Err(over(wait, "anonymous use of this server"));
+    }
     let budget = match (anonymous, page) {
         (true, true) => format!(
             "anonymous@{}",
-            req.peer_addr()
-                .map(|a| a.ip().to_string())
-                .unwrap_or_default()
+            client::client_ip(
+                req.peer_addr().map(|a| a.ip()),
+                req.headers(),
+                &state.opts.trusted_proxies
+            )
+            .map(|ip| ip.to_string())
+            .unwrap_or_default()
         ),
         _ => caller.name.clone(),
     };
-    if (!public || (page && !crate::ui::is_asset(req.path())))
+    if (!public || counted_page)
         && let Some(limiter) = &state.limiter
-        && let Err(wait) = limiter.take(&budget, Instant::now())
+        && let Err(wait) = limiter.take(&budget, now)
     {
-        return Err(ApiError::new(
-            Code::RateLimited,
-            format!(
-                "{} is over its request budget; retry in {wait} s",
-                caller.name
-            ),
-        )
-        .retry_after(wait));
+        return Err(over(wait, &caller.name));
     }
     Ok((caller, anonymous))
 }
@@ -535,7 +604,7 @@ pub async fn serve(state: web::Data<AppState>) -> std::io::Result<()> {
             .spawn(move || {
                 loop {
                     std::thread::sleep(state.opts.watch_interval);
-                    state.auth.refresh();
+                    state.reload_tokens();
                 }
             })?;
     }
@@ -547,7 +616,7 @@ pub async fn serve(state: web::Data<AppState>) -> std::io::Result<()> {
                 loop {
                     match nudged.recv_timeout(opts.watch_interval) {
                         Ok(()) => {
-                            state.auth.refresh();
+                            state.reload_tokens();
                             state.check_index(true);
                         }
                         Err(crossbeam_channel::RecvTimeoutError::Timeout) => {

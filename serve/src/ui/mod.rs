@@ -81,13 +81,16 @@ async fn run(
     req: &HttpRequest,
     args: Value,
 ) -> Result<Value, ApiError> {
+    run_on(kind, crate::http::api::call(state, req), args).await
+}
+
+/// Runs operation `kind` as `call` says (a page that reads twice passes the
+/// same call, so both reads see one index version even across a swap).
+async fn run_on(kind: Kind, call: crate::ops::Call, args: Value) -> Result<Value, ApiError> {
     let op = crate::ops::operation(kind).ok_or_else(|| {
         ApiError::from_status(actix_web::http::StatusCode::INTERNAL_SERVER_ERROR, "")
     })?;
-    Ok(op
-        .run(Input::Value(args), crate::http::api::call(state, req))
-        .await?
-        .value)
+    Ok(op.run(Input::Value(args), call).await?.value)
 }
 
 /// A page response with the security headers every page carries.
@@ -267,10 +270,10 @@ async fn doc(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpRespons
     let q = query(&req);
     let (a, b) = parse_lines(q.get("lines").map_or("1-40", String::as_str))?;
     let (before, after) = (parse_context(&q, "before")?, parse_context(&q, "after")?);
-    let cited = run(
+    let call = crate::http::api::call(&state, &req);
+    let cited = run_on(
         Kind::Retrieve,
-        &state,
-        &req,
+        call.clone(),
         json!({"doc_id": doc_id, "start": a, "end": b}),
     )
     .await?;
@@ -285,10 +288,15 @@ async fn doc(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpRespons
             .and_then(Value::as_u64)
             .unwrap_or(u64::from(b)) as u32,
     );
-    let window = run(
+    // The window is one read, so it holds at most MAX_SPAN_LINES: the cited
+    // lines always, and the context only as far as the room left allows
+    // (before first), so every cited line is shown.
+    let room = cairn_search::MAX_SPAN_LINES.saturating_sub(b.saturating_sub(a) + 1);
+    let before = before.min(room);
+    let after = after.min(room - before);
+    let window = run_on(
         Kind::Retrieve,
-        &state,
-        &req,
+        call,
         json!({"doc_id": doc_id, "start": a.saturating_sub(before).max(1), "end": b.saturating_add(after)}),
     )
     .await?;
@@ -410,9 +418,7 @@ async fn login(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -
     if state.auth.caller_of_digest(&digest).is_none() {
         return refuse("That token is not valid (wrong, revoked or expired).");
     }
-    let Some(id) = state.sessions.open(digest) else {
-        return refuse("Too many people are signed in right now; try again later.");
-    };
+    let id = state.sessions.open(digest);
     let secure = req.connection_info().scheme() == "https"
         || state
             .opts

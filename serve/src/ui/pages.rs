@@ -252,7 +252,7 @@ pub fn passage(cited: &Value, window: &Value, before: u32, after: u32) -> String
         n(window, "total_lines") as u32,
     );
     let text = s(window, "text");
-    let lines: Vec<&str> = text.split('\n').collect();
+    let mut lines: Vec<&str> = text.split('\n').collect();
     let raw_lines: Vec<u32> = window
         .get("raw_lines")
         .and_then(Value::as_array)
@@ -263,6 +263,14 @@ pub fn passage(cited: &Value, window: &Value, before: u32, after: u32) -> String
                 .collect()
         })
         .unwrap_or_default();
+    // The text's final newline ends its last line; it starts no row of its own.
+    let rows = match raw_lines.is_empty() {
+        true => (w_end + 1).saturating_sub(w_start) as usize,
+        false => raw_lines.len(),
+    };
+    if lines.len() > rows && lines.last() == Some(&"") {
+        lines.pop();
+    }
     let number = |i: usize| match raw_lines.get(i) {
         Some(r) => *r,
         None => w_start + i as u32,
