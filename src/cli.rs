@@ -372,6 +372,10 @@ pub struct EvalArgs {
     /// Exit 1 when any guard question fails (a `never_first` doc came first, or a hit left the filters).
     #[arg(long)]
     pub fail_on_guard: bool,
+    /// A rewrites file (`id: [phrasing, …]`): each question is searched with
+    /// these phrasings fused in, as a calling model would send `queries`.
+    #[arg(long)]
+    pub rewrites: Option<PathBuf>,
 }
 
 /// How much CPU work a server takes on, shared by `serve` and `mcp`.

@@ -27,8 +27,9 @@ pub fn eval_markdown(golden: &str, reports: &[EvalReport]) -> String {
         let mode = serde_json::to_string(&r.mode).unwrap_or_default();
         let _ = writeln!(
             out,
-            "| {} | questions | recall@{} | MRR@10 | nDCG@10 |\n| --- | --- | --- | --- | --- |",
+            "| {} | questions | recall@{} | MRR@10 | nDCG@10 | precise recall@{} |\n| --- | --- | --- | --- | --- | --- |",
             mode.trim_matches('"'),
+            r.k,
             r.k
         );
         let rows = std::iter::once(("**all**", &r.overall))
@@ -36,8 +37,8 @@ pub fn eval_markdown(golden: &str, reports: &[EvalReport]) -> String {
         for (kind, m) in rows {
             let _ = writeln!(
                 out,
-                "| {kind} | {} | {:.3} | {:.3} | {:.3} |",
-                m.queries, m.recall_at_k, m.mrr_at_10, m.ndcg_at_10
+                "| {kind} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
+                m.queries, m.recall_at_k, m.mrr_at_10, m.ndcg_at_10, m.precise_recall_at_k
             );
         }
         out.push('\n');
@@ -61,18 +62,20 @@ pub fn eval_markdown(golden: &str, reports: &[EvalReport]) -> String {
 pub fn print_eval(r: &EvalReport) {
     let mode = serde_json::to_string(&r.mode).unwrap_or_default();
     println!(
-        "{:7} recall@{} {:.3}  MRR@10 {:.3}  nDCG@10 {:.3}  ({} queries)",
+        "{:7} recall@{} {:.3}  MRR@10 {:.3}  nDCG@10 {:.3}  precise@{} {:.3}  ({} queries)",
         mode.trim_matches('"'),
         r.k,
         r.overall.recall_at_k,
         r.overall.mrr_at_10,
         r.overall.ndcg_at_10,
+        r.k,
+        r.overall.precise_recall_at_k,
         r.overall.queries
     );
     for (kind, m) in &r.by_kind {
         println!(
-            "  {kind:12} recall {:.3}  MRR {:.3}  nDCG {:.3}  ({})",
-            m.recall_at_k, m.mrr_at_10, m.ndcg_at_10, m.queries
+            "  {kind:12} recall {:.3}  MRR {:.3}  nDCG {:.3}  precise {:.3}  ({})",
+            m.recall_at_k, m.mrr_at_10, m.ndcg_at_10, m.precise_recall_at_k, m.queries
         );
     }
     for miss in &r.misses {

@@ -9,9 +9,11 @@
 
 use crate::layout::{LayoutError, VersionDir};
 use crate::{IndexRoot, IndexVersion, verify_version};
+use std::cell::Cell;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 
 /// File name prefix of packs; `cairn-index-<version>.tar.zst`.
 pub const PACK_PREFIX: &str = "cairn-index-";
@@ -253,7 +255,14 @@ pub fn unpack(pack: &Path, root: &IndexRoot, rollback: Rollback) -> Result<Unpac
     };
     let file = File::open(pack).map_err(io_err(pack))?;
     let zst = zstd::Decoder::new(file).map_err(io_err(pack))?;
-    let mut archive = tar::Archive::new(zst);
+    // Every decompressed byte counts, headers and the tar's own extension
+    // records included (tar reads those whole, before any entry is seen):
+    // first against the manifest's limit, then against what it lists.
+    let budget = Rc::new(Cell::new(MAX_MANIFEST_BYTES + TAR_SLACK));
+    let mut archive = tar::Archive::new(Budgeted {
+        inner: zst,
+        left: Rc::clone(&budget),
+    });
     let mut entries = archive.entries().map_err(io_err(pack))?;
     let (version, manifest_bytes) = match entries.next() {
         Some(first) => read_manifest_entry(first.map_err(io_err(pack))?, &bad)?,
@@ -304,13 +313,16 @@ pub fn unpack(pack: &Path, root: &IndexRoot, rollback: Rollback) -> Result<Unpac
         .map(|f| f.size)
         .fold(manifest_bytes.len() as u64, u64::saturating_add);
     check_room(root, total).map_err(bad)?;
+    let headers = (claimed.files.len() as u64 + 2).saturating_mul(4 * TAR_BLOCK);
+    budget.set(total.saturating_add(headers).saturating_add(TAR_SLACK));
     let scratch = root.scratch_dir("unpack")?;
     let result = (|| {
         let dir = scratch.join(version.as_str());
         fs::create_dir_all(&dir).map_err(io_err(&dir))?;
         let target = dir.join(MANIFEST);
         write_synced(&target, &mut &manifest_bytes[..])?;
-        let mut seen = std::collections::BTreeSet::new();
+        // The manifest is written already; a second copy must not replace it.
+        let mut seen = std::collections::BTreeSet::from([MANIFEST.to_owned()]);
         for entry in entries {
             let entry = entry.map_err(io_err(pack))?;
             let rel = entry_path(&entry, &version, &bad)?;
@@ -321,7 +333,8 @@ pub fn unpack(pack: &Path, root: &IndexRoot, rollback: Rollback) -> Result<Unpac
                 return Err(bad(format!("entry {rel:?} comes twice")));
             }
             let size = entry.header().size().map_err(io_err(pack))?;
-            if size != declared.size {
+            // An extension record may set another size than the header's: both must agree.
+            if size != declared.size || entry.size() != size {
                 return Err(bad(format!(
                     "entry {rel:?} is {size} bytes, its manifest says {}",
                     declared.size
@@ -358,6 +371,34 @@ pub fn unpack(pack: &Path, root: &IndexRoot, rollback: Rollback) -> Result<Unpac
     // The scratch folder holds nothing anyone needs once adopted or refused.
     let _ = fs::remove_dir_all(&scratch);
     result
+}
+
+/// A tar block: headers and extension records come in these.
+const TAR_BLOCK: u64 = 512;
+/// Decompressed bytes allowed beyond what the manifest accounts for (the
+/// archive's end blocks, padding).
+const TAR_SLACK: u64 = 1 << 20;
+
+/// A reader that fails once it has given `left` bytes: the decompressed
+/// size of a pack is bounded before tar sees a byte of it.
+struct Budgeted<R> {
+    inner: R,
+    left: Rc<Cell<u64>>,
+}
+
+impl<R: io::Read> io::Read for Budgeted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.left.get();
+        if left == 0 {
+            return Err(io::Error::other(
+                "the pack decompresses to more than its manifest lists",
+            ));
+        }
+        let cap = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..cap])?;
+        self.left.set(left - n as u64);
+        Ok(n)
+    }
 }
 
 /// The manifest's name inside a version folder.
@@ -512,20 +553,33 @@ pub fn adopt_dropped_packs(root: &IndexRoot, keep: usize) -> Vec<(PathBuf, Dropp
             None => Dropped::Refused(format!(
                 "not named for a version ({PACK_PREFIX}<16 hex digits>{PACK_SUFFIX})"
             )),
-            Some(_) => match unpack(&pack, root, Rollback::Refuse) {
-                Ok(u) if u.current => Dropped::Adopted(u),
-                Ok(u) => Dropped::Refused(format!(
-                    "version {} was built at {}, before CURRENT's {}",
-                    u.version, u.built_at, u.previous_built_at
-                )),
-                Err(e) => Dropped::Refused(e.to_string()),
+            // Moved out of the root before it is read: a pack that kills the
+            // process while being tried is never tried again at the restart.
+            Some(_) => match set_aside(root, &pack, "trying") {
+                Err(e) => Dropped::Refused(format!("could not move it aside to try it: {e}")),
+                Ok(trying) => {
+                    let outcome = match unpack(&trying, root, Rollback::Refuse) {
+                        Ok(u) if u.current => Dropped::Adopted(u),
+                        Ok(u) => Dropped::Refused(format!(
+                            "version {} was built at {}, before CURRENT's {}",
+                            u.version, u.built_at, u.previous_built_at
+                        )),
+                        Err(e) => Dropped::Refused(e.to_string()),
+                    };
+                    outcomes.push((pack, outcome));
+                    let tried = outcomes.last().map(|(_, o)| o);
+                    let folder = match tried {
+                        Some(Dropped::Adopted(_)) => "adopted",
+                        _ => "rejected",
+                    };
+                    if let Err(e) = set_aside(root, &trying, folder) {
+                        tracing::error!(pack = %trying.display(), error = %e, "could not move a tried pack aside");
+                    }
+                    continue;
+                }
             },
         };
-        let folder = match outcome {
-            Dropped::Adopted(_) => "adopted",
-            Dropped::Refused(_) => "rejected",
-        };
-        if let Err(e) = set_aside(root, &pack, folder) {
+        if let Err(e) = set_aside(root, &pack, "rejected") {
             tracing::error!(pack = %pack.display(), error = %e, "could not move a tried pack aside");
         }
         outcomes.push((pack, outcome));
@@ -537,7 +591,7 @@ pub fn adopt_dropped_packs(root: &IndexRoot, keep: usize) -> Vec<(PathBuf, Dropp
     {
         tracing::error!(error = %e, "pruning old versions failed");
     }
-    for folder in ["adopted", "rejected"] {
+    for folder in ["adopted", "rejected", "trying"] {
         prune_packs(&root.path().join(PACKS_DIR).join(folder), keep);
     }
     outcomes
@@ -550,8 +604,8 @@ fn is_pack_name(path: &Path) -> bool {
         .is_some_and(|n| n.starts_with(PACK_PREFIX) && n.ends_with(PACK_SUFFIX))
 }
 
-/// Moves a tried pack and its checksum into `packs/<folder>/`.
-fn set_aside(root: &IndexRoot, pack: &Path, folder: &str) -> io::Result<()> {
+/// Moves a pack and its checksum into `packs/<folder>/`; returns where the pack is now.
+fn set_aside(root: &IndexRoot, pack: &Path, folder: &str) -> io::Result<PathBuf> {
     let dir = root.path().join(PACKS_DIR).join(folder);
     fs::create_dir_all(&dir)?;
     for from in [checksum_path(pack), pack.to_owned()] {
@@ -562,7 +616,7 @@ fn set_aside(root: &IndexRoot, pack: &Path, folder: &str) -> io::Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(dir.join(pack.file_name().unwrap_or_default()))
 }
 
 /// Keeps the `keep` newest packs (with their checksums) in `dir`.

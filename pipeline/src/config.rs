@@ -442,6 +442,14 @@ fn resolve_url(path: &Path, base: &Path, url: &Spanned<String>) -> Result<String
     }
     let scheme = scheme_of(u);
     if matches!(scheme, Some("https" | "http" | "ssh" | "git")) {
+        // A query or fragment is where some hosts take a token (`?private_token=`).
+        if u.contains(['?', '#']) {
+            return Err(at(
+                path,
+                url,
+                "url must not carry a query or fragment (a token there would be recorded): name the variable that holds it with token_env".to_owned(),
+            ));
+        }
         let rest = u.split_once("://").map_or("", |(_, r)| r);
         let authority = rest.split('/').next().unwrap_or("");
         if authority.is_empty() || !rest.contains('/') {
@@ -511,20 +519,42 @@ fn is_loopback_url(url: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-/// The part of `url` that may hold a user and password: the authority of
-/// `scheme://authority/…` (any scheme, any case, with or without a path), or
-/// the `user@host` of the scp-like `user@host:path`.
-fn userinfo(url: &str) -> Option<&str> {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    authority.rsplit_once('@').map(|(user, _)| user)
+/// Where the user information of `rest` (a URL after its `scheme://`, or an
+/// scp-like `user@host:path`) ends: the `@` before the host. Normally the last
+/// `@` before the first `/`, `?` or `#`; but a password holding one of those
+/// (`user:pa/ss@host`) still ends at the first `@` after a `user:` that is
+/// not a `host:port/`.
+fn userinfo_end(rest: &str) -> Option<usize> {
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    if let Some(at) = rest[..authority_end].rfind('@') {
+        return Some(at);
+    }
+    let at = rest.find('@')?;
+    let (user, pass) = rest[..at].split_once(':')?;
+    let port = pass
+        .split(['/', '?', '#'])
+        .next()
+        .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    (!user.contains(['/', '?', '#']) && !port).then_some(at)
+}
+
+/// `url` split into (up to and including `://`, user information, the rest after its `@`).
+fn split_userinfo(url: &str) -> (&str, Option<&str>, &str) {
+    let (prefix, rest) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => ("", url),
+    };
+    match userinfo_end(rest) {
+        Some(at) => (prefix, Some(&rest[..at]), &rest[at + 1..]),
+        None => (prefix, None, rest),
+    }
 }
 
 /// Whether `url` carries a secret: a password (`user:pass@`) anywhere, or
 /// a bare `token@` on an http(s) URL. `git@host:…` and `ssh://git@host/…`
 /// name a user, not a secret.
 fn has_credentials(url: &str) -> bool {
-    let Some(user) = userinfo(url) else {
+    let Some(user) = split_userinfo(url).1 else {
         return false;
     };
     let web = matches!(scheme_of(url), Some("https" | "http" | "other"));
@@ -534,27 +564,18 @@ fn has_credentials(url: &str) -> bool {
 /// `url` with its user information replaced by `***`, for any message that
 /// shows a URL: whatever its form, a secret in it never reaches a log.
 pub fn redacted(url: &str) -> String {
-    let (prefix, rest) = match url.find("://") {
-        Some(i) => url.split_at(i + 3),
-        None => ("", url),
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{prefix}***@{}", &rest[at + 1..]),
-        None => url.to_owned(),
+    match split_userinfo(url) {
+        (prefix, Some(_), rest) => format!("{prefix}***@{rest}"),
+        _ => url.to_owned(),
     }
 }
 
 /// `url` without the `user:password@` (or token@) part of its authority:
 /// the form manifests, packs, logs and answers may carry.
 pub fn without_credentials(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    match authority.rsplit_once('@') {
-        Some((_, host)) => format!("{scheme}://{host}{path}"),
-        None => url.to_owned(),
+    match split_userinfo(url) {
+        (prefix, Some(_), rest) if !prefix.is_empty() => format!("{prefix}{rest}"),
+        _ => url.to_owned(),
     }
 }
 
@@ -763,6 +784,9 @@ mod tests {
                 "***@github.com:o/r.git",
             ),
             ("https://TOPSECRET@host/a b", "https://***@host/a b"),
+            ("https://user:pa/ss@host/r.git", "https://***@host/r.git"),
+            ("https://user:p#ss@host", "https://***@host"),
+            ("https://host:8080/a@b", "https://host:8080/a@b"),
             ("https://github.com/o/r", "https://github.com/o/r"),
         ] {
             assert_eq!(redacted(url), shown);
@@ -774,6 +798,7 @@ mod tests {
             "https://TOPSECRET@gitlab.example.org",
             "ssh://git:TOPSECRET@example.org/r.git",
             "ftp://user:TOPSECRET@example.org/r",
+            "https://user:TOP/SECRET@example.org/r.git",
         ] {
             assert!(has_credentials(secret), "{secret}");
         }
@@ -782,6 +807,7 @@ mod tests {
             "ssh://git@example.org/r.git",
             "https://github.com/o/r",
             "https://example.org/a@b",
+            "https://example.org:8443/a@b",
             "../repos/alpha",
         ] {
             assert!(!has_credentials(plain), "{plain}");

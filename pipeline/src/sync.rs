@@ -91,11 +91,15 @@ fn callbacks<'a>(cfg: &'a RepoConfig, tries: &'a Cell<u32>) -> RemoteCallbacks<'
                 format!("{url}: the credentials{hint} were refused"),
             ));
         }
-        if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) {
+        // Passwords are for http(s) remotes; an SSH server that also offers
+        // password login goes on to the agent below.
+        if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) && origin(url).is_some() {
             // A password goes only to the scheme, host and port it was
             // configured for: never to where a redirect points, and never
-            // in cleartext to another machine.
-            if !same_origin(url, &cfg.fetch_url) {
+            // in cleartext to another machine. A user name in the URL asked
+            // for can only come from a redirect (the config refuses one), and
+            // libgit2 prints it decoded, so it could fake the host: refused.
+            if username.is_some() || !same_origin(url, &cfg.fetch_url) {
                 return Err(git2::Error::new(
                     ErrorCode::Auth,
                     ErrorClass::Callback,
@@ -119,17 +123,20 @@ fn callbacks<'a>(cfg: &'a RepoConfig, tries: &'a Cell<u32>) -> RemoteCallbacks<'
             if let Some(var) = cfg.token_env.as_deref() {
                 return match std::env::var(var) {
                     Ok(token) if !token.is_empty() => {
-                        Cred::userpass_plaintext(username.unwrap_or("x-access-token"), &token)
+                        Cred::userpass_plaintext("x-access-token", &token)
                     }
                     _ => Err(git2::Error::new(
                         ErrorCode::Auth,
                         ErrorClass::Callback,
-                        format!("{url} needs a token: set the environment variable {var} (token_env)"),
+                        format!(
+                            "{} needs a token: set the environment variable {var} (token_env)",
+                            crate::config::redacted(url)
+                        ),
                     )),
                 };
             }
             if let Ok(c) = git2::Config::open_default()
-                .and_then(|config| Cred::credential_helper(&config, url, username))
+                .and_then(|config| Cred::credential_helper(&config, url, None))
             {
                 return Ok(c);
             }
@@ -166,6 +173,8 @@ fn origin(url: &str) -> Option<(String, String, u16)> {
             let (h, tail) = v6.split_once(']')?;
             (h, tail.strip_prefix(':'))
         }
+        // libgit2 prints an IPv6 host without its brackets.
+        None if hostport.matches(':').count() >= 2 => (hostport, None),
         None => match hostport.rsplit_once(':') {
             Some((h, p)) => (h, Some(p)),
             None => (hostport, None),
@@ -284,6 +293,10 @@ pub fn sync(
         let mut remote = repo.find_remote("origin")?;
         let mut opts = FetchOptions::new();
         opts.download_tags(git2::AutotagOption::All);
+        // The config key above reaches only the connection; the fetch takes its own.
+        if cfg.token_env.is_some() {
+            opts.follow_redirects(git2::RemoteRedirect::None);
+        }
         opts.remote_callbacks(callbacks(cfg, &tries));
         remote.fetch(
             &[
@@ -429,5 +442,9 @@ mod tests {
             "http://127.0.0.1:9000/b"
         ));
         assert!(same_origin("https://[::1]:8443/a", "https://[::1]:8443/b"));
+        assert!(
+            same_origin("https://::1/a", "https://[::1]/b"),
+            "libgit2's bracketless IPv6"
+        );
     }
 }

@@ -49,6 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let t = Instant::now();
             let resp = engine.search(&SearchRequest {
                 query,
+                rephrasings: Vec::new(),
                 ..SearchRequest::default()
             })?;
             search_ms.push(t.elapsed().as_secs_f64() * 1e3);
@@ -65,6 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         engine.search(&SearchRequest {
             query: q.query.clone(),
+            rephrasings: Vec::new(),
             ..SearchRequest::default()
         })?;
         repeat_ms.push(t.elapsed().as_secs_f64() * 1e3);

@@ -30,6 +30,30 @@ pub struct GoldenQuery {
     /// doc_id prefixes that must never be the first hit (guards).
     #[serde(default)]
     pub never_first: Vec<String>,
+    /// Other phrasings a calling model would add (`queries` of a search),
+    /// fused with `query`: from a rewrites file (see [`load_rewrites`]).
+    #[serde(default)]
+    pub rephrasings: Vec<String>,
+}
+
+/// Reads a rewrites file (`id: [phrasing, …]`, written by a model that saw
+/// only the questions) into the queries it names.
+pub fn load_rewrites(path: &Path, queries: &mut [GoldenQuery]) -> Result<usize, SearchError> {
+    let mut map: BTreeMap<String, Vec<String>> = read_golden(path)?;
+    let mut used = 0;
+    for q in queries.iter_mut() {
+        if let Some(r) = map.remove(&q.id) {
+            q.rephrasings = r.into_iter().take(crate::MAX_REPHRASINGS).collect();
+            used += 1;
+        }
+    }
+    match map.keys().next() {
+        Some(id) => Err(crate::invalid(
+            "rewrites",
+            format!("{}: no question {id:?}", path.display()),
+        )),
+        None => Ok(used),
+    }
 }
 
 /// An acceptable answer.
@@ -66,7 +90,14 @@ pub struct Metrics {
     pub mrr_at_10: f64,
     /// nDCG@10 with binary relevance.
     pub ndcg_at_10: f64,
+    /// Share with a relevant hit in the top k whose cited lines (its focus,
+    /// or its span when it has none) are at most [`PRECISE_LINES`] and overlap
+    /// the answer: pointed at the right lines, not only the right region.
+    pub precise_recall_at_k: f64,
 }
+
+/// The most lines a precise citation may have.
+pub const PRECISE_LINES: u32 = 30;
 
 /// One query's outcome.
 #[derive(Clone, Debug, Serialize)]
@@ -140,7 +171,7 @@ pub fn evaluate(
     k: usize,
 ) -> Result<EvalReport, SearchError> {
     let mut outcomes = Vec::new();
-    let mut per: Vec<(String, f64, f64, f64)> = Vec::new();
+    let mut per: Vec<(String, f64, f64, f64, f64)> = Vec::new();
     for q in queries {
         let mut filters = Filters::default();
         for (key, v) in &q.filters {
@@ -162,6 +193,7 @@ pub fn evaluate(
         }
         let req = SearchRequest {
             query: q.query.clone(),
+            rephrasings: q.rephrasings.clone(),
             limit: k.max(10),
             filters: filters.clone(),
             threshold: None,
@@ -174,11 +206,19 @@ pub fn evaluate(
         let mut first = None;
         let mut dcg = 0.0;
         let mut top = Vec::new();
+        let mut precise = false;
         for (rank, h) in resp.hits.iter().take(10).enumerate() {
             let span = LineSpan {
                 start: h.start_line,
                 end: h.end_line,
             };
+            let cited = match (h.focus_start, h.focus_end) {
+                (Some(start), Some(end)) => LineSpan { start, end },
+                _ => span,
+            };
+            precise |= rank < k
+                && cited.len() <= PRECISE_LINES
+                && relevant_hit(&q.relevant, &h.doc_id, cited).is_some();
             top.push(format!("{}:{}-{}", h.doc_id, h.start_line, h.end_line));
             if let Some(i) = relevant_hit(&q.relevant, &h.doc_id, span) {
                 first.get_or_insert(rank + 1);
@@ -212,6 +252,7 @@ pub fn evaluate(
             recall,
             rr,
             if ideal > 0.0 { dcg / ideal } else { 0.0 },
+            if precise { 1.0 } else { 0.0 },
         ));
         outcomes.push(QueryOutcome {
             id: q.id.clone(),
@@ -222,24 +263,26 @@ pub fn evaluate(
             lists: list_ranks(engine, &lists, &q.relevant),
         });
     }
-    let metrics = |rows: &[&(String, f64, f64, f64)]| {
+    type Row = (String, f64, f64, f64, f64);
+    let metrics = |rows: &[&Row]| {
         let n = rows.len().max(1) as f64;
         Metrics {
             queries: rows.len(),
             recall_at_k: rows.iter().map(|r| r.1).sum::<f64>() / n,
             mrr_at_10: rows.iter().map(|r| r.2).sum::<f64>() / n,
             ndcg_at_10: rows.iter().map(|r| r.3).sum::<f64>() / n,
+            precise_recall_at_k: rows.iter().map(|r| r.4).sum::<f64>() / n,
         }
     };
     // Guards check behaviour (filters, never-first); they stay out of the ranking figures.
-    let all: Vec<&(String, f64, f64, f64)> = per.iter().filter(|p| p.0 != "guard").collect();
+    let all: Vec<&Row> = per.iter().filter(|p| p.0 != "guard").collect();
     let mut by_kind = BTreeMap::new();
     for kind in per
         .iter()
         .map(|p| p.0.clone())
         .collect::<std::collections::BTreeSet<_>>()
     {
-        let rows: Vec<&(String, f64, f64, f64)> = per.iter().filter(|p| p.0 == kind).collect();
+        let rows: Vec<&Row> = per.iter().filter(|p| p.0 == kind).collect();
         by_kind.insert(kind, metrics(&rows));
     }
     let misses = outcomes
@@ -492,7 +535,12 @@ mod tests {
     #[test]
     fn shipped_golden_files_are_well_formed() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../golden");
-        for (file, at_least) in [("queries.yaml", 25), ("heldout.yaml", 24)] {
+        for (file, at_least) in [
+            ("queries.yaml", 25),
+            ("heldout.yaml", 24),
+            ("random.yaml", 100),
+            ("users.yaml", 40),
+        ] {
             let queries = load(&root.join(file)).expect(file);
             assert!(
                 queries.len() >= at_least,

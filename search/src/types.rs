@@ -13,6 +13,8 @@ pub const DEFAULT_TREE_DEPTH: usize = 2;
 pub const DEFAULT_TREE_ENTRIES: usize = 500;
 /// Longest query accepted, in characters.
 pub const MAX_QUERY_CHARS: usize = 1000;
+/// Most other phrasings a search fuses with its query.
+pub const MAX_REPHRASINGS: usize = 5;
 /// Most lines one retrieve returns.
 pub const MAX_SPAN_LINES: u32 = 400;
 /// Most items in one retrieve_batch.
@@ -205,6 +207,10 @@ impl Filters {
 pub struct SearchRequest {
     /// What the user asked.
     pub query: String,
+    /// Other phrasings of the same question (at most [`MAX_REPHRASINGS`]),
+    /// fused with `query`: a calling model's keyword rewrites, which name
+    /// the identifiers the user did not.
+    pub rephrasings: Vec<String>,
     /// Hits wanted (1..=50, default 10).
     pub limit: usize,
     /// Filters.
@@ -242,6 +248,13 @@ pub struct Hit {
     pub start_line: u32,
     /// Last line, inclusive.
     pub end_line: u32,
+    /// First line of the hit's focus: the few lines (at most 10) within the
+    /// span that answer best; cite these when the whole span is too much.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub focus_start: Option<u32>,
+    /// Last line of the focus, inclusive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub focus_end: Option<u32>,
     /// The best few lines, query terms marked with `**`.
     pub snippet: String,
     /// The form the snippet is in (a notebook's cells, or raw lines).

@@ -53,6 +53,7 @@ fn search_retrieve_and_tree_answer_with_exact_lines_and_links() {
         .engine
         .search(&SearchRequest {
             query: "fit_model".into(),
+            rephrasings: Vec::new(),
             limit: 5,
             filters: Default::default(),
             threshold: None,
@@ -125,4 +126,69 @@ fn only_an_admin_sets_weights_and_only_on_what_it_sees() {
     )
     .expect("admin");
     assert_eq!(w.multiplier, 2.0);
+}
+
+#[test]
+fn a_hit_has_a_focus_inside_it_and_other_phrasings_fuse() {
+    let long: String = (1..=60)
+        .map(|i| match i {
+            41 => "def blend_flux(ratio):\n".to_owned(),
+            42 => "    \"\"\"The blending flux ratio of the source.\"\"\"\n".to_owned(),
+            _ => format!("x_{i} = {i}  # filler line\n"),
+        })
+        .collect();
+    let sandbox = Sandbox::new(
+        &[("alpha/flux.py", long.into_bytes())],
+        &[(
+            "README.md",
+            b"# Beta\n\nBinary lens magnification.\n".to_vec(),
+        )],
+        &[],
+    );
+    build(&sandbox.options("index"), &Silent).expect("build");
+    let engine = Engine::open(&EngineOptions {
+        index: sandbox.path("index"),
+        model_dir: Some(sandbox.path("model")),
+        device: DevicePref::Cpu,
+    })
+    .expect("open");
+    let ask = |rephrasings: Vec<String>| {
+        engine.search(&SearchRequest {
+            query: "how much light comes from other stars".into(),
+            rephrasings,
+            limit: 5,
+            filters: Default::default(),
+            threshold: None,
+            mode: Mode::Bm25,
+            groups: None,
+            deadline: None,
+        })
+    };
+    // The user's words alone find nothing by BM25; a rewrite naming the
+    // identifier finds the function, and the focus is its lines.
+    let plain = ask(Vec::new()).expect("search");
+    assert!(
+        plain.hits.iter().all(|h| !h.doc_id.ends_with("flux.py")),
+        "{plain:?}"
+    );
+    let fused = ask(vec!["blend_flux blending flux ratio".into()]).expect("search");
+    let hit = fused.hits.first().expect("a hit");
+    assert!(hit.doc_id.ends_with("alpha/flux.py"), "{hit:?}");
+    let (fs, fe) = (
+        hit.focus_start.expect("focus"),
+        hit.focus_end.expect("focus"),
+    );
+    assert!(
+        hit.start_line <= fs && fe <= hit.end_line && fe - fs < 10,
+        "{hit:?}"
+    );
+    assert!(
+        (fs..=fe).contains(&41),
+        "the focus holds the definition: {fs}-{fe}"
+    );
+    // At most five other phrasings, each a real one.
+    let six = ask(vec!["a".into(); 6]).expect_err("too many");
+    assert_eq!(six.code(), Code::InvalidArgument);
+    let empty = ask(vec![" ".into()]).expect_err("empty");
+    assert_eq!(empty.code(), Code::InvalidArgument);
 }

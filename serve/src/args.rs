@@ -42,6 +42,12 @@ fn filters(
 pub struct SearchArgs {
     /// The question or keywords, up to 1,000 characters.
     query: String,
+    /// Up to 5 other phrasings of the same question, fused with `query`. A calling model should add keyword rewrites that name the identifiers the answer likely uses (function, class, parameter names) and one plain restatement: users describe the effect they want, the code names it.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>)]
+    #[param(value_type = Option<String>)]
+    #[schemars(with = "Option<Vec<String>>")]
+    queries: OneOrMany,
     /// Hits wanted, 1 to 50 (default 10).
     #[serde(default)]
     limit: Option<usize>,
@@ -98,6 +104,7 @@ impl SearchArgs {
     ) -> SearchRequest {
         SearchRequest {
             query: self.query,
+            rephrasings: self.queries.into_vec(),
             limit: self.limit.unwrap_or(cairn_search::DEFAULT_LIMIT),
             filters: filters(
                 self.toolkit,
@@ -122,6 +129,11 @@ pub struct ContextArgs {
     /// The question. When absent, the last user message of `messages` is the question.
     #[serde(default)]
     query: Option<String>,
+    /// Up to 5 other phrasings of the question, fused with it: keyword rewrites naming the identifiers the answer likely uses, and one plain restatement.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<String>>)]
+    #[schemars(with = "Option<Vec<String>>")]
+    queries: OneOrMany,
     /// OpenAI-style chat messages; the answer returns them with the context added to the system message.
     #[serde(default)]
     messages: Option<Vec<ChatMessage>>,
@@ -185,6 +197,7 @@ impl ContextArgs {
     ) -> ContextRequest {
         ContextRequest {
             query: self.query,
+            rephrasings: self.queries.into_vec(),
             messages: self.messages,
             max_tokens: self.max_tokens.unwrap_or(0),
             limit: self.limit.unwrap_or(0),

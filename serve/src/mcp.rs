@@ -280,7 +280,7 @@ impl ServerHandler for CairnMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         Ok(ListResourceTemplatesResult::with_all_items(vec![
-            ResourceTemplate::new(format!("{DOC_URI}{{+doc_id}}{{?lines,raw}}"), "passage")
+            ResourceTemplate::new(format!("{DOC_URI}{{doc_id}}{{?lines,raw}}"), "passage")
                 .with_description(
                     "Lines of an indexed file: doc_id as search returns it, percent-encoded but for `/` (a `?`, `#` or `%` in a path must be encoded), lines=START-END (at most 400). A notebook comes as its cells (markdown) unless raw=true.",
                 )

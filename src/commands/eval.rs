@@ -14,7 +14,10 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     if cairn_search::eval::is_error_file(&a.golden)? {
         return errors(&engine, &a);
     }
-    let queries = cairn_search::eval::load(&a.golden)?;
+    let mut queries = cairn_search::eval::load(&a.golden)?;
+    if let Some(path) = &a.rewrites {
+        cairn_search::eval::load_rewrites(path, &mut queries)?;
+    }
     let modes: Vec<Mode> = match a.mode.is_empty() {
         true => vec![Mode::Hybrid, Mode::Bm25, Mode::Vector],
         false => a

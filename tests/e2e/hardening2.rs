@@ -305,6 +305,31 @@ fn a_pack_bomb_writes_nothing_past_its_manifest() {
     );
     assert!(err.to_string().contains(&inner), "{err}");
     assert!(other.current().is_err(), "nothing became current");
+
+    // A tar extension record (a GNU long name) of a gigabyte before the
+    // manifest: tar would read it whole into memory; the budget stops it.
+    let path = scratch.join("cairn-index-00000000000000cc.tar.zst");
+    {
+        let file = std::fs::File::create(&path).expect("pack");
+        let zst = zstd::Encoder::new(file, 1).expect("zstd").auto_finish();
+        let mut t = tar::Builder::new(zst);
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::GNULongName);
+        h.set_size(GIB);
+        h.set_cksum();
+        t.append(&h, std::io::repeat(b'a').take(GIB))
+            .expect("record");
+        entry(&mut t, "00000000000000cc/manifest.json", 2, &b"{}"[..]);
+        t.finish().expect("tar");
+    }
+    let bytes = std::fs::read(&path).expect("read pack");
+    std::fs::write(
+        scratch.join("cairn-index-00000000000000cc.tar.zst.sha256"),
+        format!("{}  x\n", cairn_index::sha256_hex(&bytes)),
+    )
+    .expect("sha");
+    let err = unpack(&path, &other, Rollback::Allow).expect_err("refused");
+    assert!(err.to_string().contains("decompresses to more"), "{err}");
 }
 
 /// Finding 5: an older kept version, re-packed with its build time moved
@@ -482,12 +507,40 @@ fn behind_a_trusted_proxy_each_visitor_has_a_budget() {
     );
     drop(server);
 
-    // No --rate-limit: anonymous searches still share a global budget.
-    let server = Server::start(&w, "out", &["--anonymous-rate-limit", "4"]);
-    let codes: Vec<u16> = (0..6)
-        .map(|i| page(&server, Some(&format!("203.0.113.{i}"))))
+    // No --rate-limit: anonymous visitors share a budget (8 here), and each
+    // has a quarter of it (2), so one visitor cannot drain it for the others;
+    // a request refused by its own budget takes nothing from the shared one.
+    let server = Server::start(
+        &w,
+        "out",
+        &[
+            "--anonymous-rate-limit",
+            "8",
+            "--trusted-proxy",
+            "127.0.0.1",
+        ],
+    );
+    let one = |addr: &str| page(&server, Some(addr));
+    let codes: Vec<u16> = (0..3).map(|_| one("203.0.113.1")).collect();
+    assert_eq!(codes, [200, 200, 429], "one visitor's quarter");
+    let codes: Vec<u16> = ["203.0.113.2", "203.0.113.3", "203.0.113.4"]
+        .iter()
+        .flat_map(|a| [one(a), one(a)])
         .collect();
-    assert_eq!(codes, [200, 200, 200, 200, 429, 429], "{codes:?}");
+    assert_eq!(codes, [200; 6], "{codes:?}");
+    assert_eq!(one("203.0.113.5"), 429, "the shared budget is spent");
+    // Signing in never waits on anonymous searches; assets are free.
+    let res = agent()
+        .get(&server.url("/login"))
+        .header("accept", "text/html")
+        .header("x-forwarded-for", "203.0.113.6")
+        .call()
+        .expect("login page");
+    assert_eq!(
+        res.status().as_u16(),
+        200,
+        "sign-in is not in the shared budget"
+    );
     let res = agent()
         .get(&server.url("/ui/style.css"))
         .call()

@@ -23,6 +23,7 @@ fn engine(w: &World) -> Engine {
 fn search(e: &Engine, query: &str, filters: Filters, mode: Mode) -> cairn_search::SearchResponse {
     e.search(&SearchRequest {
         query: query.into(),
+        rephrasings: Vec::new(),
         limit: 20,
         filters,
         mode,
@@ -173,6 +174,7 @@ fn hits_are_merged_deterministic_and_judged() {
     let strict = e
         .search(&SearchRequest {
             query: "parameters".into(),
+            rephrasings: Vec::new(),
             threshold: Some(1.0),
             ..SearchRequest::default()
         })
@@ -470,6 +472,7 @@ fn notebook_spans_read_as_cells() {
     let ask = |raw: bool| {
         e.context(&ContextRequest {
             query: Some("fit the light curve model".into()),
+            rephrasings: Vec::new(),
             filters: notebooks.clone(),
             threshold: Some(0.0),
             raw,
@@ -513,6 +516,7 @@ fn a_tight_context_budget_cuts_a_notebook_at_a_raw_line() {
     let full = e
         .context(&ContextRequest {
             query: Some("fit the light curve model".into()),
+            rephrasings: Vec::new(),
             filters: notebooks.clone(),
             threshold: Some(0.0),
             ..ContextRequest::default()
@@ -526,6 +530,7 @@ fn a_tight_context_budget_cuts_a_notebook_at_a_raw_line() {
     let cut = e
         .context(&ContextRequest {
             query: Some("fit the light curve model".into()),
+            rephrasings: Vec::new(),
             filters: notebooks,
             threshold: Some(0.0),
             max_tokens: budget.max(100),
@@ -754,6 +759,7 @@ fn a_search_past_its_deadline_stops() {
     let e = engine(&w);
     let late = e.search(&SearchRequest {
         query: "fit_model".into(),
+        rephrasings: Vec::new(),
         deadline: Some(std::time::Instant::now()),
         ..SearchRequest::default()
     });
@@ -763,6 +769,7 @@ fn a_search_past_its_deadline_stops() {
     );
     let fine = e.search(&SearchRequest {
         query: "fit_model".into(),
+        rephrasings: Vec::new(),
         deadline: Some(std::time::Instant::now() + std::time::Duration::from_secs(60)),
         ..SearchRequest::default()
     });

@@ -1,8 +1,10 @@
 //! The engine: one opened snapshot, the query embedder, runtime weights.
 //! Opening and reopening live here; what the engine answers is split by
-//! call: `search.rs` (ranking, merging, widening), `retrieve.rs` (exact lines),
+//! call: `search.rs` (ranking, merging, widening), `focus.rs` (the best few
+//! lines of a hit), `retrieve.rs` (exact lines),
 //! `tree.rs` (the doc_id tree, version, health, documents).
 
+mod focus;
 mod retrieve;
 mod search;
 mod text;

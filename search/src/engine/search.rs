@@ -1,6 +1,7 @@
 //! Search: candidates from BM25 and exact cosine over what the caller may
 //! see, fused, weighted, merged per document and widened to readable spans.
 
+use super::focus;
 use super::*;
 
 /// Candidates each list contributes before fusion.
@@ -90,6 +91,25 @@ impl Engine {
                 format!("must be at most {MAX_QUERY_CHARS} characters"),
             ));
         }
+        if req.rephrasings.len() > MAX_REPHRASINGS {
+            return Err(invalid(
+                "queries",
+                format!("at most {MAX_REPHRASINGS} other phrasings"),
+            ));
+        }
+        let mut phrasings = vec![query];
+        for p in &req.rephrasings {
+            let p = p.trim();
+            if p.is_empty() || p.chars().count() > MAX_QUERY_CHARS {
+                return Err(invalid(
+                    "queries",
+                    format!("each phrasing must be 1 to {MAX_QUERY_CHARS} characters"),
+                ));
+            }
+            if !phrasings.contains(&p) {
+                phrasings.push(p);
+            }
+        }
         let limit = if req.limit == 0 { 10 } else { req.limit };
         if limit > MAX_LIMIT {
             return Err(invalid("limit", format!("must be 1 to {MAX_LIMIT}")));
@@ -100,15 +120,26 @@ impl Engine {
             return Err(invalid("threshold", "must be between 0 and 1"));
         }
         req.filters.validate()?;
-        let Candidates {
-            mode,
-            notice,
-            qvec,
-            lists,
-        } = self.candidates(req, query)?;
-        check_deadline(req.deadline)?;
+        // Each phrasing ranks on its own; all their lists fuse as one, each
+        // phrasing's at an equal part of the whole. The first (the user's
+        // own question) supplies the vector a hit's cosine is reported with.
+        let mut lists = Vec::new();
+        let (mut mode, mut notice, mut qvec) = (req.mode, None, None);
+        for (i, p) in phrasings.iter().enumerate() {
+            let c = self.candidates(req, p)?;
+            let part = 1.0 / phrasings.len() as f32;
+            lists.extend(c.lists.into_iter().map(|l| RankedList {
+                share: l.share * part,
+                ..l
+            }));
+            if i == 0 {
+                (mode, notice, qvec) = (c.mode, c.notice, c.qvec);
+            }
+            check_deadline(req.deadline)?;
+        }
         let fused = rank::fuse(&lists);
-        let hits = self.merge(&fused, qvec.as_deref(), query, &req.filters, limit);
+        let words = phrasings.join(" ");
+        let hits = self.merge(&fused, qvec.as_deref(), query, &words, &req.filters, limit);
         let evidence = hits.first().map(|h| evidence(h, mode));
         let insufficient_evidence = match (evidence, req.threshold) {
             (None, _) => true,
@@ -210,6 +241,7 @@ impl Engine {
         fused: &[Fused],
         qvec: Option<&[f32]>,
         query: &str,
+        words: &str,
         filters: &Filters,
         limit: usize,
     ) -> Vec<Hit> {
@@ -284,9 +316,18 @@ impl Engine {
                 .then(a.doc.cmp(&b.doc))
                 .then(a.span.start.cmp(&b.span.start))
         });
+        // Every phrasing's words point at the answer's lines (a rewrite names identifiers).
+        let words = focus::focus_words(words);
         merged
             .into_iter()
             .map(|d| {
+                let focus = self.focus(d.doc, d.best.chunk, d.span, qvec, &words);
+                // An answer just past the span's edge: the hit follows it.
+                let span = match focus {
+                    Some(f) if d.span.union(&f).len() <= MAX_SPAN_LINES => d.span.union(&f),
+                    _ => d.span,
+                };
+                let d = Draft { span, ..d };
                 let cosine = match qvec {
                     Some(q) if d.best.cosine == 0.0 => {
                         rank::dot(self.snap.vectors.row(d.best.chunk as usize), q)
@@ -300,6 +341,8 @@ impl Engine {
                     doc_id: doc.doc_id.to_string(),
                     start_line: d.span.start,
                     end_line: d.span.end,
+                    focus_start: focus.map(|f| f.start),
+                    focus_end: focus.map(|f| f.end),
                     snippet: rank::snippet(&text.text, query, SNIPPET_LINES),
                     text_format: text.format,
                     score: d.score,

@@ -1,10 +1,12 @@
 //! Who a request comes from, for budgets and logs: the peer's address, or,
 //! when the peer is a proxy the operator trusts, the address it forwarded.
 //!
-//! Only `Forwarded` (RFC 7239) and `X-Forwarded-For` from a trusted peer are
-//! believed, and only as far as the chain of trusted proxies reaches: each
-//! hop appends the address it saw, so the rightmost address that is not a
-//! trusted proxy is the visitor; anything left of it the visitor wrote.
+//! Only `X-Forwarded-For` from a trusted peer is believed, and only as far
+//! as the chain of trusted proxies reaches: each hop appends the address it
+//! saw, so the rightmost address that is not a trusted proxy is the visitor;
+//! anything left of it the visitor wrote. `Forwarded` (RFC 7239) is never
+//! read: a proxy that appends to one header passes the other through as the
+//! visitor wrote it, so believing both would let a visitor name itself.
 //! Used by [`super`]'s admission step only.
 
 use actix_web::http::header::HeaderMap;
@@ -38,7 +40,14 @@ impl FromStr for Cidr {
         if prefix > max {
             return Err(bad());
         }
-        Ok(Self { net, prefix })
+        // An IPv4-mapped block is its IPv4 block, as peers are compared.
+        match (net, canonical(net)) {
+            (IpAddr::V6(_), v4 @ IpAddr::V4(_)) if prefix >= 96 => Ok(Self {
+                net: v4,
+                prefix: prefix - 96,
+            }),
+            _ => Ok(Self { net, prefix }),
+        }
     }
 }
 
@@ -89,38 +98,16 @@ pub fn client_ip(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &[Cidr]) ->
     Some(client)
 }
 
-/// The addresses the proxies recorded, leftmost (farthest) first: from
-/// `Forwarded` when present, else from `X-Forwarded-For`. An entry that is
-/// not an address (`unknown`, an obfuscated name) ends the chain there.
+/// The addresses the proxies recorded in `X-Forwarded-For`, leftmost
+/// (farthest) first. An entry that is not an address (`unknown`, a name)
+/// ends the chain there.
 fn forwarded_chain(headers: &HeaderMap) -> Vec<IpAddr> {
-    let joined = |name: &str| {
-        headers
-            .get_all(name)
-            .filter_map(|v| v.to_str().ok())
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let forwarded = joined("forwarded");
-    let entries: Vec<String> = match forwarded.is_empty() {
-        false => forwarded
-            .split(',')
-            .map(|element| {
-                element
-                    .split(';')
-                    .find_map(|pair| {
-                        let (k, v) = pair.split_once('=')?;
-                        k.trim()
-                            .eq_ignore_ascii_case("for")
-                            .then(|| v.trim().to_owned())
-                    })
-                    .unwrap_or_default()
-            })
-            .collect(),
-        true => joined("x-forwarded-for")
-            .split(',')
-            .map(|s| s.trim().to_owned())
-            .collect(),
-    };
+    let joined = headers
+        .get_all("x-forwarded-for")
+        .filter_map(|v| v.to_str().ok())
+        .collect::<Vec<_>>()
+        .join(",");
+    let entries: Vec<&str> = joined.split(',').map(str::trim).collect();
     let mut chain = Vec::new();
     for e in entries.iter().rev() {
         match parse_node(e) {
@@ -195,13 +182,19 @@ mod tests {
             client_ip(Some(ip("203.0.113.5")), &xff, &trusted),
             Some(ip("203.0.113.5"))
         );
-        let fwd = headers(&[(
-            "forwarded",
-            "for=192.0.2.60;proto=http, for=\"[2001:db8:cafe::17]:4711\"",
-        )]);
+        // `Forwarded` is never believed: the proxy appended to X-Forwarded-For.
+        let both = headers(&[
+            ("forwarded", "for=192.0.2.60"),
+            ("x-forwarded-for", "[2001:db8:cafe::17]:4711"),
+        ]);
         assert_eq!(
-            client_ip(Some(ip("10.1.1.1")), &fwd, &trusted),
+            client_ip(Some(ip("10.1.1.1")), &both, &trusted),
             Some(ip("2001:db8:cafe::17"))
+        );
+        let mapped: Cidr = "::ffff:10.0.0.1".parse().expect("cidr");
+        assert!(
+            mapped.contains(ip("10.0.0.1")),
+            "an IPv4-mapped proxy matches its IPv4 peer"
         );
         // `unknown` ends the chain: the last proxy is as far as we can see.
         let unknown = headers(&[("x-forwarded-for", "unknown")]);

@@ -33,6 +33,9 @@ use std::time::{Duration, Instant};
 
 pub use crate::config::MAX_BODY_BYTES;
 
+/// One anonymous visitor may use at most this part (1/N) of the shared anonymous budget.
+pub const ANONYMOUS_SHARE: u32 = 4;
+
 /// Longest request path written to the access log.
 const MAX_LOGGED_CHARS: usize = 512;
 
@@ -134,10 +137,13 @@ impl HttpOptions {
         all
     }
 
+    /// `public_url`, when it is an http(s) URL with a host (an opaque one
+    /// would add the origin `null`, which sandboxed pages send).
     fn public(&self) -> Option<url::Url> {
         self.public_url
             .as_deref()
             .and_then(|u| url::Url::parse(u).ok())
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.origin().is_tuple())
     }
 }
 
@@ -155,6 +161,9 @@ pub struct AppState {
     pub limiter: Option<RateLimiter>,
     /// The budget every anonymous visitor draws from (one bucket).
     anonymous: Option<RateLimiter>,
+    /// Each anonymous visitor's own budget when `--rate-limit` sets none: a
+    /// [`ANONYMOUS_SHARE`] of the shared one, so no one visitor drains it.
+    anonymous_each: Option<RateLimiter>,
     /// Options.
     pub opts: HttpOptions,
     /// The MCP transport (stateless: every POST answered on its own).
@@ -183,6 +192,9 @@ impl AppState {
             pool,
             limiter: opts.rate_limit.map(RateLimiter::new),
             anonymous: opts.anonymous_rate_limit.map(RateLimiter::new),
+            anonymous_each: opts
+                .anonymous_rate_limit
+                .map(|n| RateLimiter::new((n / ANONYMOUS_SHARE).max(1))),
             live,
             auth,
             metrics,
@@ -532,13 +544,6 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
         )
         .retry_after(wait)
     };
-    if anonymous
-        && counted_page
-        && let Some(shared) = &state.anonymous
-        && let Err(wait) = shared.take("anonymous", now)
-    {
-        return Err(over(wait, "anonymous use of this server"));
-    }
     let budget = match (anonymous, page) {
         (true, true) => format!(
             "anonymous@{}",
@@ -552,11 +557,28 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
         ),
         _ => caller.name.clone(),
     };
+    // The caller's own budget first (an anonymous visitor's is its address's,
+    // limited by default), so one visitor refused there draws nothing from
+    // the budget all anonymous visitors share.
+    let own = match anonymous && page {
+        true => state.limiter.as_ref().or(state.anonymous_each.as_ref()),
+        false => state.limiter.as_ref(),
+    };
     if (!public || counted_page)
-        && let Some(limiter) = &state.limiter
+        && let Some(limiter) = own
         && let Err(wait) = limiter.take(&budget, now)
     {
         return Err(over(wait, &caller.name));
+    }
+    // Signing in and out never waits on anonymous searches: a flood of those
+    // must not keep token holders from signing in.
+    if anonymous
+        && counted_page
+        && !matches!(req.path(), "/login" | "/logout")
+        && let Some(shared) = &state.anonymous
+        && let Err(wait) = shared.take("anonymous", now)
+    {
+        return Err(over(wait, "anonymous use of this server"));
     }
     Ok((caller, anonymous))
 }

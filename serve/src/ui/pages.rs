@@ -313,7 +313,9 @@ pub fn passage(cited: &Value, window: &Value, before: u32, after: u32) -> String
     if s(window, "text_format") == "notebook-cells" {
         out.push_str("<p class=\"notice\">A notebook, shown as its cells; line numbers are the raw <code>.ipynb</code> lines each stands for.</p>");
     }
-    if w_start > 1 {
+    // One read holds at most MAX_SPAN_LINES: a full window cannot show more.
+    let room = (w_end + 1).saturating_sub(w_start) < cairn_search::MAX_SPAN_LINES;
+    if w_start > 1 && room {
         let _ = write!(
             out,
             "<p class=\"more\"><a href=\"{}\">Show 20 more lines above</a></p>",
@@ -343,7 +345,7 @@ pub fn passage(cited: &Value, window: &Value, before: u32, after: u32) -> String
         );
     }
     out.push_str("</tbody></table></div>");
-    if w_end < total {
+    if w_end < total && room {
         let _ = write!(
             out,
             "<p class=\"more\"><a href=\"{}\">Show 20 more lines below</a></p>",
