@@ -246,6 +246,10 @@ pub struct UnpackArgs {
 pub struct SearchArgs {
     /// What to look for.
     pub query: String,
+    /// Another phrasing of the same question, fused with it (repeatable, at
+    /// most 5): keyword rewrites naming the identifiers the answer likely uses.
+    #[arg(long = "also", value_name = "PHRASING")]
+    pub also: Vec<String>,
     #[command(flatten)]
     pub open: OpenArgs,
     /// Hits wanted (1 to 50).

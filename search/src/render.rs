@@ -31,6 +31,9 @@ impl fmt::Display for SearchResponse {
             if !h.title.is_empty() {
                 writeln!(f, "    § {}", h.title)?;
             }
+            if let (Some(fs), Some(fe)) = (h.focus_start, h.focus_end) {
+                writeln!(f, "    best lines: {fs}-{fe}")?;
+            }
             for line in h.snippet.lines() {
                 writeln!(f, "    | {line}")?;
             }

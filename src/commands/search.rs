@@ -12,7 +12,7 @@ pub fn run(a: SearchArgs) -> anyhow::Result<ExitCode> {
     let engine = a.open.engine()?;
     let resp = engine.search(&SearchRequest {
         query: a.query,
-        rephrasings: Vec::new(),
+        rephrasings: a.also,
         limit: a.limit,
         filters: Filters {
             repo: a.repo,

@@ -333,6 +333,14 @@ fn a_person_searches_reads_cites_and_browses_in_a_real_browser() {
         .strip_prefix("/doc/")
         .and_then(|r| r.split_once("?lines="))
         .expect("a passage URL");
+    // `lines=a-b&focus=c-d`: the cited span, and the lines marked within it.
+    let (lines, focus) = lines.split_once("&focus=").unwrap_or((lines, ""));
+    assert!(!focus.is_empty(), "a hit links to its focus: {href}");
+    let marked = b.eval("document.querySelectorAll('tr.cited.focus').length");
+    assert!(
+        marked.as_u64().is_some_and(|n| n > 0),
+        "focus rows: {marked}"
+    );
     let (start, end) = lines.split_once('-').expect("a span");
     let cited = b.eval("Array.from(document.querySelectorAll('tr.cited td.src')).map(td => td.textContent).join('\\n')");
     let api: Value = serde_json::from_str(

@@ -323,3 +323,30 @@ async fn hostile_page_requests_are_bounded() {
     let res = test::call_service(&app, gz).await;
     assert_eq!(res.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
 }
+
+#[actix_web::test]
+async fn a_hit_links_to_its_passage_with_the_focus_marked() {
+    let s = served(None, |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    let (status, _, body) = page!(app, "/?q=fit_model", Some(s.reader.as_str()));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The hit's link carries its focus and opens at it.
+    let href = body
+        .split("class=\"hit-link\" href=\"")
+        .nth(1)
+        .and_then(|h| h.split('"').next())
+        .unwrap_or("")
+        .replace("&amp;", "&");
+    assert!(href.contains("&focus=") && href.contains("#L"), "{href}");
+    let (status, _, body) = page!(app, href, Some(s.reader.as_str()));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.contains("class=\"cited focus\""), "{body}");
+    // A focus that is not a span is refused, naming the field.
+    let (status, _, body) = page!(
+        app,
+        "/doc/science/alpha/src/alpha/core.py?lines=1-16&focus=x",
+        Some(s.reader.as_str())
+    );
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.contains("focus: focus must be START-END"), "{body}");
+}

@@ -228,12 +228,12 @@ fn version_of(v: &Value) -> &str {
     v.get("index_version").and_then(Value::as_str).unwrap_or("")
 }
 
-/// `a-b` (or `a`) from the `lines` field.
-fn parse_lines(s: &str) -> Result<(u32, u32), ApiError> {
+/// `a-b` (or `a`) from a line-span field (`lines`, `focus`).
+fn parse_lines(field: &str, s: &str) -> Result<(u32, u32), ApiError> {
     let bad = || {
         ApiError::malformed(
-            Some("lines".to_owned()),
-            format!("lines must be START-END (e.g. 120-140), not {s:?}"),
+            Some(field.to_owned()),
+            format!("{field} must be START-END (e.g. 120-140), not {s:?}"),
         )
     };
     let (a, b) = s.split_once('-').unwrap_or((s, s));
@@ -268,8 +268,13 @@ fn parse_context(
 async fn doc(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
     let doc_id = req.match_info().get("doc_id").unwrap_or("").to_owned();
     let q = query(&req);
-    let (a, b) = parse_lines(q.get("lines").map_or("1-40", String::as_str))?;
+    let (a, b) = parse_lines("lines", q.get("lines").map_or("1-40", String::as_str))?;
     let (before, after) = (parse_context(&q, "before")?, parse_context(&q, "after")?);
+    // A search hit's focus, highlighted within the cited lines.
+    let focus = q
+        .get("focus")
+        .map(|f| parse_lines("focus", f))
+        .transpose()?;
     let call = crate::http::api::call(&state, &req);
     let cited = run_on(
         Kind::Retrieve,
@@ -300,7 +305,7 @@ async fn doc(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpRespons
         json!({"doc_id": doc_id, "start": a.saturating_sub(before).max(1), "end": b.saturating_add(after)}),
     )
     .await?;
-    let main = pages::passage(&cited, &window, before, after);
+    let main = pages::passage(&cited, &window, before, after, focus);
     Ok(ok_page(
         &format!("{doc_id}:{a}-{b}"),
         &main,

@@ -202,7 +202,19 @@ pub fn results(form: &SearchForm, a: &Value) -> String {
     );
     for h in &hits {
         let (doc, start, end) = (s(h, "doc_id"), n(h, "start_line"), n(h, "end_line"));
-        let href = format!("/doc/{}?lines={start}-{end}", path(doc));
+        // The passage page highlights the focus (the few lines that answer
+        // best) within the cited span, and opens at it.
+        let focus = match (h.get("focus_start"), h.get("focus_end")) {
+            (Some(fs), Some(fe)) => fs.as_u64().zip(fe.as_u64()),
+            _ => None,
+        };
+        let href = match focus {
+            Some((fs, fe)) => format!(
+                "/doc/{}?lines={start}-{end}&focus={fs}-{fe}#L{fs}",
+                path(doc)
+            ),
+            None => format!("/doc/{}?lines={start}-{end}", path(doc)),
+        };
         let _ = write!(
             out,
             r#"<li class="hit"><h2><a class="hit-link" href="{href}">{doc}<span class="span">:{start}-{end}</span></a></h2>
@@ -243,7 +255,13 @@ pub fn results(form: &SearchForm, a: &Value) -> String {
 
 /// A passage page: `cited` is the retrieve answer for the cited lines,
 /// `window` the one for the lines around them (it holds `cited`'s lines).
-pub fn passage(cited: &Value, window: &Value, before: u32, after: u32) -> String {
+pub fn passage(
+    cited: &Value,
+    window: &Value,
+    before: u32,
+    after: u32,
+    focus: Option<(u32, u32)>,
+) -> String {
     let doc = s(cited, "doc_id");
     let (a, b) = (n(cited, "start_line") as u32, n(cited, "end_line") as u32);
     let (w_start, w_end, total) = (
@@ -327,6 +345,7 @@ pub fn passage(cited: &Value, window: &Value, before: u32, after: u32) -> String
     for (i, html) in coloured.iter().enumerate() {
         let ln = number(i);
         let cited_line = (a..=b).contains(&ln);
+        let focus_line = focus.is_some_and(|(fs, fe)| (fs..=fe).contains(&ln));
         // A notebook's rendered lines can stand for one raw line (a cell's
         // marker, fences, its first line): the anchor goes on the first, the
         // number shows once.
@@ -341,7 +360,11 @@ pub fn passage(cited: &Value, window: &Value, before: u32, after: u32) -> String
         let _ = writeln!(
             out,
             "<tr{id}{cls}><td class=\"ln\">{link}</td><td class=\"src\"><code>{html}</code></td></tr>",
-            cls = if cited_line { " class=\"cited\"" } else { "" },
+            cls = match (cited_line, focus_line) {
+                (_, true) => " class=\"cited focus\"",
+                (true, false) => " class=\"cited\"",
+                _ => "",
+            },
         );
     }
     out.push_str("</tbody></table></div>");
