@@ -179,7 +179,7 @@ fn a_hit_has_a_focus_inside_it_and_other_phrasings_fuse() {
         hit.focus_end.expect("focus"),
     );
     assert!(
-        hit.start_line <= fs && fe <= hit.end_line && fe - fs < 10,
+        hit.start_line <= fs && fe <= hit.end_line && fe - fs < 15,
         "{hit:?}"
     );
     assert!(

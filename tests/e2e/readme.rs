@@ -17,6 +17,8 @@ const GOLDEN: &str = include_str!("../../golden/queries.yaml");
 const HELDOUT: &str = include_str!("../../golden/heldout.yaml");
 const RANDOM: &str = include_str!("../../golden/random.yaml");
 const ERRORS: &str = include_str!("../../golden/errors.yaml");
+const USERS: &str = include_str!("../../golden/users.yaml");
+const REWRITES: &str = include_str!("../../golden/users-rewrites.yaml");
 
 /// Commands `.ci/run` runs instead of this test.
 const CI_COMMANDS: [&str; 2] = ["scripts/fetch-model.sh", "cargo test --workspace"];
@@ -141,6 +143,8 @@ impl Sandbox {
         std::fs::write(project.join("golden/heldout.yaml"), HELDOUT).expect("held-out");
         std::fs::write(project.join("golden/random.yaml"), RANDOM).expect("random");
         std::fs::write(project.join("golden/errors.yaml"), ERRORS).expect("errors");
+        std::fs::write(project.join("golden/users.yaml"), USERS).expect("users");
+        std::fs::write(project.join("golden/users-rewrites.yaml"), REWRITES).expect("rewrites");
         let bin = root.join("bin");
         std::fs::create_dir_all(&bin).expect("mkdir");
         #[cfg(unix)]

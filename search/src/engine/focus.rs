@@ -2,12 +2,15 @@
 //! past its edge. A hit cites a readable unit (a section, a definition, up
 //! to 40 lines); its focus is the subchunk (at most 10 lines, embedded at
 //! build time) whose vector is nearest the query, with the share of the
-//! query's words it holds as the second voice (the only one in BM25 mode).
+//! query's words it holds as the second voice (the only one in BM25 mode),
+//! joined by its better neighbour while both fit in [`FOCUS_LINES`].
 //! When that subchunk lies just past the span (an answer that starts after
 //! a chunk boundary, the next paragraph of a page), the hit grows to hold it.
 
 use super::*;
 
+/// The most lines a focus holds.
+pub(crate) const FOCUS_LINES: u32 = 15;
 /// How far past a hit's edge its focus may lie.
 pub(crate) const FOCUS_REACH: u32 = 12;
 /// What the share of the query's words counts beside the cosine (both 0 to 1).
@@ -76,7 +79,7 @@ impl Engine {
             .lines()
             .map(str::to_owned)
             .collect();
-        let mut best: Option<(f32, LineSpan)> = None;
+        let mut scored: Vec<(f32, LineSpan)> = Vec::new();
         for (i, s) in subs.iter().enumerate().take(last).skip(first) {
             if s.span.start < reach.start || s.span.end > reach.end {
                 continue;
@@ -98,11 +101,52 @@ impl Engine {
                 .count();
             let share = found as f32 / words.len().max(1) as f32;
             let score = cosine + WORD_WEIGHT * share - if inside { 0.0 } else { OUTSIDE_MARGIN };
-            if best.is_none_or(|(b, _)| score > b) {
-                best = Some((score, s.span));
-            }
+            scored.push((score, s.span));
         }
-        best.map(|(_, s)| s)
+        // The best subchunk, joined by its better neighbour (the subchunk
+        // just before or after it) while the two stay within FOCUS_LINES: an
+        // answer cut by a subchunk boundary is cited whole.
+        let (i, &(_, best)) = scored.iter().enumerate().fold(
+            None,
+            |b: Option<(usize, &(f32, LineSpan))>, (i, x)| match b {
+                Some((_, y)) if y.0 >= x.0 => b,
+                _ => Some((i, x)),
+            },
+        )?;
+        let neighbours = [i.checked_sub(1), Some(i + 1)];
+        let joined = neighbours
+            .into_iter()
+            .flatten()
+            .filter_map(|j| scored.get(j))
+            .filter(|(_, n)| n.union(&best).len() <= FOCUS_LINES)
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.start.cmp(&a.1.start)))
+            .map_or(best, |(_, n)| n.union(&best));
+        Some(narrowed(joined, reach, &lines, words))
+    }
+}
+
+/// `span` cut to its [`FOCUS_LINES`] lines holding most of the query's words
+/// (the earliest such window): a long subchunk (a notebook cell's raw lines)
+/// is still cited by its best few lines. `lines` are the lowercase lines of
+/// `reach`, which holds `span`.
+fn narrowed(span: LineSpan, reach: LineSpan, lines: &[String], words: &[String]) -> LineSpan {
+    if span.len() <= FOCUS_LINES {
+        return span;
+    }
+    let hits = |l: u32| {
+        lines.get((l - reach.start) as usize).map_or(0, |text| {
+            words.iter().filter(|w| text.contains(w.as_str())).count()
+        })
+    };
+    let best = (span.start..=span.end - FOCUS_LINES + 1)
+        .max_by_key(|&start| {
+            let n: usize = (start..start + FOCUS_LINES).map(hits).sum();
+            (n, std::cmp::Reverse(start))
+        })
+        .unwrap_or(span.start);
+    LineSpan {
+        start: best,
+        end: best + FOCUS_LINES - 1,
     }
 }
 
