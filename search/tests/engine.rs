@@ -25,17 +25,21 @@ fn built() -> Built {
         )],
         &["team-a"],
     );
+    Built {
+        engine: open(&sandbox),
+        _sandbox: sandbox,
+    }
+}
+
+/// Builds `sandbox`'s index and opens it with the tiny model.
+fn open(sandbox: &Sandbox) -> Engine {
     build(&sandbox.options("index"), &Silent).expect("build");
-    let engine = Engine::open(&EngineOptions {
+    Engine::open(&EngineOptions {
         index: sandbox.path("index"),
         model_dir: Some(sandbox.path("model")),
         device: DevicePref::Cpu,
     })
-    .expect("open");
-    Built {
-        _sandbox: sandbox,
-        engine,
-    }
+    .expect("open")
 }
 
 fn team() -> Caller {
@@ -145,13 +149,7 @@ fn a_hit_has_a_focus_inside_it_and_other_phrasings_fuse() {
         )],
         &[],
     );
-    build(&sandbox.options("index"), &Silent).expect("build");
-    let engine = Engine::open(&EngineOptions {
-        index: sandbox.path("index"),
-        model_dir: Some(sandbox.path("model")),
-        device: DevicePref::Cpu,
-    })
-    .expect("open");
+    let engine = open(&sandbox);
     let ask = |rephrasings: Vec<String>| {
         engine.search(&SearchRequest {
             query: "how much light comes from other stars".into(),

@@ -78,15 +78,21 @@ async fn compressed_request_bodies_are_refused_unread() {
     );
 }
 
-/// Peak resident memory of a running process, in bytes.
-fn peak_rss(pid: u32) -> u64 {
+/// A memory figure of a running process from `/proc/PID/status`
+/// (`VmHWM` the peak, `VmRSS` now), in bytes.
+pub fn proc_memory(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map(|kb| kb * 1024)
-        .expect("VmHWM")
+        .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"))
+}
+
+/// Peak resident memory of a running process, in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    proc_memory(pid, "VmHWM")
 }
 
 /// Finding 1, against the real server: a 256 MiB brotli bomb leaves its peak memory where it was.

@@ -22,13 +22,7 @@ use std::time::{Duration, Instant};
 
 /// Resident memory of a running process now, in bytes.
 fn rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map(|kb| kb * 1024)
-        .expect("VmRSS")
+    crate::hardening::proc_memory(pid, "VmRSS")
 }
 
 /// An MCP `initialize` request body.
