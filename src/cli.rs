@@ -380,6 +380,10 @@ pub struct EvalArgs {
     /// these phrasings fused in, as a calling model would send `queries`.
     #[arg(long)]
     pub rewrites: Option<PathBuf>,
+    /// Multipliers of the fusion's list shares, `bm25,vector,subchunk,identifier`
+    /// (default 1,1,1,1): to measure another fusion (scripts/fit-fusion.py).
+    #[arg(long)]
+    pub fusion: Option<String>,
 }
 
 /// How much CPU work a server takes on, shared by `serve` and `mcp`.

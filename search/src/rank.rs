@@ -504,6 +504,65 @@ pub struct Fused {
     pub rrf: f32,
 }
 
+/// How much each kind of candidate list counts in the fusion, as a
+/// multiplier of its share (1 everywhere: the shares as the engine sets them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FusionShares {
+    /// BM25 lists.
+    pub bm25: f32,
+    /// Chunk-vector lists.
+    pub vector: f32,
+    /// Subchunk-vector lists.
+    pub subchunk: f32,
+    /// Identifier lists.
+    pub identifier: f32,
+}
+
+impl Default for FusionShares {
+    fn default() -> Self {
+        Self {
+            bm25: 1.0,
+            vector: 1.0,
+            subchunk: 1.0,
+            identifier: 1.0,
+        }
+    }
+}
+
+impl FusionShares {
+    /// Parses `bm25,vector,subchunk,identifier` (four non-negative numbers).
+    pub fn parse(s: &str) -> Option<Self> {
+        let v: Vec<f32> = s
+            .split(',')
+            .map(|x| {
+                x.trim()
+                    .parse()
+                    .ok()
+                    .filter(|n: &f32| n.is_finite() && *n >= 0.0)
+            })
+            .collect::<Option<_>>()?;
+        match v[..] {
+            [bm25, vector, subchunk, identifier] => Some(Self {
+                bm25,
+                vector,
+                subchunk,
+                identifier,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The multiplier of lists from `source`.
+    pub fn of(&self, source: Source) -> f32 {
+        match source {
+            Source::Bm25 => self.bm25,
+            Source::Vector => self.vector,
+            Source::Subchunk => self.subchunk,
+            Source::Identifier => self.identifier,
+        }
+    }
+}
+
 /// Where a ranked list came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -631,6 +690,23 @@ pub fn doctype_names() -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fusion_shares_parse_four_non_negative_numbers() {
+        let f = FusionShares::parse("1, 0.5,2,1").expect("parse");
+        assert_eq!((f.of(Source::Bm25), f.of(Source::Vector)), (1.0, 0.5));
+        assert_eq!(
+            (f.of(Source::Subchunk), f.of(Source::Identifier)),
+            (2.0, 1.0)
+        );
+        for bad in ["1,1,1", "1,1,1,1,1", "1,-1,1,1", "1,x,1,1", "1,NaN,1,1", ""] {
+            assert!(FusionShares::parse(bad).is_none(), "{bad}");
+        }
+        assert_eq!(
+            FusionShares::default(),
+            FusionShares::parse("1,1,1,1").expect("ones")
+        );
+    }
 
     fn list(source: Source, share: f32, hits: &[(u32, f32)]) -> RankedList {
         RankedList {

@@ -10,7 +10,15 @@ use std::process::ExitCode;
 
 /// Scores each mode; exit 1 when hybrid recall@k is below `--min-recall`.
 pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
-    let engine = a.open.engine()?;
+    let mut engine = a.open.engine()?;
+    if let Some(f) = &a.fusion {
+        let shares = cairn_search::rank::FusionShares::parse(f).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--fusion {f:?}: four non-negative numbers, bm25,vector,subchunk,identifier"
+            )
+        })?;
+        engine.set_fusion(shares);
+    }
     if cairn_search::eval::is_error_file(&a.golden)? {
         return errors(&engine, &a);
     }

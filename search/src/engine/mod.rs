@@ -44,6 +44,8 @@ pub struct Engine {
     degraded: Option<String>,
     runtime_weights: RuntimeWeights,
     root: IndexRoot,
+    /// How much each kind of candidate list counts (`cairn eval --fusion`).
+    fusion: rank::FusionShares,
     /// What caller-scoped BM25 statistics read, gathered at open.
     bm25: rank::Bm25Tables,
     /// Notebooks' cells, parsed when first read.
@@ -152,7 +154,14 @@ impl Engine {
             degraded,
             runtime_weights,
             root,
+            fusion: rank::FusionShares::default(),
         })
+    }
+
+    /// Makes each kind of candidate list count `fusion` times its share (an
+    /// evaluation's way to measure other fusions on the same index).
+    pub fn set_fusion(&mut self, fusion: rank::FusionShares) {
+        self.fusion = fusion;
     }
 
     /// The opened snapshot.

@@ -227,6 +227,9 @@ impl Engine {
                 &self.snap, &stats, query, &allowed, 20,
             )?);
         }
+        for l in &mut lists {
+            l.share *= self.fusion.of(l.source);
+        }
         Ok(Candidates {
             mode,
             notice,
