@@ -377,7 +377,9 @@ fn validate_repo(
             ));
         }
         // Over plain HTTP the token would cross the network in cleartext.
-        if scheme_of(&fetch_url) == Some("http") && !is_loopback_url(&fetch_url) {
+        if url_origin(&fetch_url)
+            .is_some_and(|(scheme, host, _)| scheme == "http" && !is_loopback(&host))
+        {
             return Err(at(
                 path,
                 t,
@@ -505,15 +507,48 @@ fn scheme_of(url: &str) -> Option<&'static str> {
         .or(Some("other"))
 }
 
-/// Whether `url` names a host on this machine (127.0.0.0/8, `::1`, `localhost`).
-fn is_loopback_url(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
-        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+/// `(scheme, host, port)` of an http(s) URL, lowercased, with the default
+/// port filled in; `None` for any other form.
+pub(crate) fn url_origin(url: &str) -> Option<(String, String, u16)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    let default = match scheme.as_str() {
+        "https" => 443,
+        "http" => 80,
+        _ => return None,
     };
-    host.eq_ignore_ascii_case("localhost")
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = match hostport.strip_prefix('[') {
+        Some(v6) => {
+            let (h, tail) = v6.split_once(']')?;
+            (h, tail.strip_prefix(':'))
+        }
+        // libgit2 prints an IPv6 host without its brackets.
+        None if hostport.matches(':').count() >= 2 => (hostport, None),
+        None => match hostport.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (hostport, None),
+        },
+    };
+    let port = match port {
+        Some(p) => p.parse().ok()?,
+        None => default,
+    };
+    Some((scheme, host.to_ascii_lowercase(), port))
+}
+
+/// Whether `asked` is the configured remote's own scheme, host and port.
+pub(crate) fn same_origin(asked: &str, configured: &str) -> bool {
+    match (url_origin(asked), url_origin(configured)) {
+        (Some(a), Some(c)) => a == c,
+        _ => false,
+    }
+}
+
+/// Whether `host` is this machine (`localhost`, 127.0.0.0/8, `::1`).
+pub(crate) fn is_loopback(host: &str) -> bool {
+    host == "localhost"
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
@@ -812,10 +847,11 @@ mod tests {
         ] {
             assert!(!has_credentials(plain), "{plain}");
         }
-        assert!(is_loopback_url("http://127.0.0.1:9000/a.git"));
-        assert!(is_loopback_url("http://localhost/a.git"));
-        assert!(is_loopback_url("http://[::1]:80/a.git"));
-        assert!(!is_loopback_url("http://git.example.org/a.git"));
+        let loopback = |u: &str| url_origin(u).is_some_and(|(_, h, _)| is_loopback(&h));
+        assert!(loopback("http://127.0.0.1:9000/a.git"));
+        assert!(loopback("http://localhost/a.git"));
+        assert!(loopback("http://[::1]:80/a.git"));
+        assert!(!loopback("http://git.example.org/a.git"));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! cannot be reached at all, [`cached`] offers the commit the cache already
 //! holds (what `--keep-going` indexes, marked stale).
 
-use crate::config::RepoConfig;
+use crate::config::{RepoConfig, is_loopback, same_origin, url_origin};
 use git2::{
     Cred, CredentialType, Direction, ErrorClass, ErrorCode, FetchOptions, Oid, RemoteCallbacks,
     Repository,
@@ -93,7 +93,7 @@ fn callbacks<'a>(cfg: &'a RepoConfig, tries: &'a Cell<u32>) -> RemoteCallbacks<'
         }
         // Passwords are for http(s) remotes; an SSH server that also offers
         // password login goes on to the agent below.
-        if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) && origin(url).is_some() {
+        if allowed.contains(CredentialType::USER_PASS_PLAINTEXT) && url_origin(url).is_some() {
             // A password goes only to the scheme, host and port it was
             // configured for: never to where a redirect points, and never
             // in cleartext to another machine. A user name in the URL asked
@@ -106,11 +106,11 @@ fn callbacks<'a>(cfg: &'a RepoConfig, tries: &'a Cell<u32>) -> RemoteCallbacks<'
                     format!(
                         "{} asks for credentials, but they are only sent to {}: refused (did the remote redirect?)",
                         crate::config::redacted(url),
-                        origin(&cfg.fetch_url).map_or_else(String::new, |(s, h, p)| format!("{s}://{h}:{p}"))
+                        url_origin(&cfg.fetch_url).map_or_else(String::new, |(s, h, p)| format!("{s}://{h}:{p}"))
                     ),
                 ));
             }
-            if origin(url).is_some_and(|(scheme, host, _)| scheme == "http" && !is_loopback(&host)) {
+            if url_origin(url).is_some_and(|(scheme, host, _)| scheme == "http" && !is_loopback(&host)) {
                 return Err(git2::Error::new(
                     ErrorCode::Auth,
                     ErrorClass::Callback,
@@ -154,52 +154,6 @@ fn callbacks<'a>(cfg: &'a RepoConfig, tries: &'a Cell<u32>) -> RemoteCallbacks<'
         ))
     });
     cb
-}
-
-/// `(scheme, host, port)` of an http(s) URL, lowercased, with the default
-/// port filled in; `None` for any other form.
-fn origin(url: &str) -> Option<(String, String, u16)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let scheme = scheme.to_ascii_lowercase();
-    let default = match scheme.as_str() {
-        "https" => 443,
-        "http" => 80,
-        _ => return None,
-    };
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let (host, port) = match hostport.strip_prefix('[') {
-        Some(v6) => {
-            let (h, tail) = v6.split_once(']')?;
-            (h, tail.strip_prefix(':'))
-        }
-        // libgit2 prints an IPv6 host without its brackets.
-        None if hostport.matches(':').count() >= 2 => (hostport, None),
-        None => match hostport.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (hostport, None),
-        },
-    };
-    let port = match port {
-        Some(p) => p.parse().ok()?,
-        None => default,
-    };
-    Some((scheme, host.to_ascii_lowercase(), port))
-}
-
-/// Whether `asked` is the configured remote's own scheme, host and port.
-fn same_origin(asked: &str, configured: &str) -> bool {
-    match (origin(asked), origin(configured)) {
-        (Some(a), Some(c)) => a == c,
-        _ => false,
-    }
-}
-
-fn is_loopback(host: &str) -> bool {
-    host == "localhost"
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// A git failure, with the repository it concerns.

@@ -42,6 +42,17 @@ fn open(sandbox: &Sandbox) -> Engine {
     .expect("open")
 }
 
+/// A BM25 search for five hits by a trusted caller, with other phrasings.
+fn bm25(query: &str, rephrasings: Vec<String>) -> SearchRequest {
+    SearchRequest {
+        query: query.into(),
+        rephrasings,
+        limit: 5,
+        mode: Mode::Bm25,
+        ..SearchRequest::default()
+    }
+}
+
 fn team() -> Caller {
     Caller {
         name: "ada".into(),
@@ -55,16 +66,7 @@ fn search_retrieve_and_tree_answer_with_exact_lines_and_links() {
     let b = built();
     let r = b
         .engine
-        .search(&SearchRequest {
-            query: "fit_model".into(),
-            rephrasings: Vec::new(),
-            limit: 5,
-            filters: Default::default(),
-            threshold: None,
-            mode: Mode::Bm25,
-            groups: None,
-            deadline: None,
-        })
+        .search(&bm25("fit_model", Vec::new()))
         .expect("search");
     let hit = r.hits.first().expect("a hit");
     assert_eq!(hit.doc_id, "science/alpha/alpha/core.py");
@@ -151,16 +153,7 @@ fn a_hit_has_a_focus_inside_it_and_other_phrasings_fuse() {
     );
     let engine = open(&sandbox);
     let ask = |rephrasings: Vec<String>| {
-        engine.search(&SearchRequest {
-            query: "how much light comes from other stars".into(),
-            rephrasings,
-            limit: 5,
-            filters: Default::default(),
-            threshold: None,
-            mode: Mode::Bm25,
-            groups: None,
-            deadline: None,
-        })
+        engine.search(&bm25("how much light comes from other stars", rephrasings))
     };
     // The user's words alone find nothing by BM25; a rewrite naming the
     // identifier finds the function, and the focus is its lines.

@@ -733,9 +733,7 @@ fn a_pinned_repositorys_branch_link_opens_the_pin() {
 /// characters its path holds.
 #[test]
 fn an_mcp_resource_uri_reads_exactly_its_document() {
-    use rmcp::ServiceExt;
     use rmcp::model::ReadResourceRequestParams;
-    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
     let w = World::new();
     crate::fixtures::commit(
         &w.alpha_repo(),
@@ -749,24 +747,8 @@ fn an_mcp_resource_uri_reads_exactly_its_document() {
         "odd names",
     );
     assert!(w.build("out", &[]).status.success());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    rt.block_on(async {
-        let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn")).configure(|c| {
-            c.arg("mcp")
-                .arg("--index")
-                .arg(w.path("out"))
-                .arg("--model-dir")
-                .arg(&w.model)
-                .stderr(std::process::Stdio::null());
-        });
-        let client =
-            ().serve(TokioChildProcess::new(cmd).expect("spawn"))
-                .await
-                .expect("initialize");
+    crate::mcp::runtime().block_on(async {
+        let client = crate::mcp::stdio_client(&w, "out").await;
         let resources = client.list_all_resources().await.expect("resources");
         for (name, want) in [
             ("science/alpha/notes?lines=1-1", "question mark"),
@@ -875,4 +857,61 @@ async fn a_public_deployment_accepts_its_own_forms() {
     )
     .await;
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
+}
+
+/// `queries` (other phrasings, issue 29) is outside input: bounded in count
+/// and length, typed, and refused by field name; five long phrasings answer
+/// within the deadline like one.
+#[actix_web::test]
+async fn other_phrasings_are_bounded_and_named_when_refused() {
+    let s = served(None, |_| {});
+    let app = atest::init_service(cairn_serve::http::app(s.state.clone())).await;
+    let post = |path: &str, body: Value| {
+        atest::TestRequest::post()
+            .uri(path)
+            .insert_header(bearer(&s.reader))
+            .set_json(body)
+            .to_request()
+    };
+    let long = "fit ".repeat(250);
+    for (path, body) in [
+        ("/search", json!({"query": "fit", "queries": vec!["a"; 6]})),
+        (
+            "/search",
+            json!({"query": "fit", "queries": ["x".repeat(1001)]}),
+        ),
+        ("/search", json!({"query": "fit", "queries": [" "]})),
+        ("/search", json!({"query": "fit", "queries": 42})),
+        ("/context", json!({"query": "fit", "queries": vec!["a"; 6]})),
+    ] {
+        let (st, ct, problem) =
+            crate::http::parts(atest::call_service(&app, post(path, body.clone())).await).await;
+        assert_eq!(ct, "application/problem+json", "{path} {body}: {problem}");
+        assert!(st.is_client_error(), "{path} {body}: {st}");
+        assert_eq!(problem["field"], "queries", "{path} {body}: {problem}");
+    }
+    let started = Instant::now();
+    let res = atest::call_service(
+        &app,
+        post(
+            "/search",
+            json!({"query": long.trim(), "queries": vec![long.trim(); 5]}),
+        ),
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "within the deadline"
+    );
+    // In a query string, one phrasing.
+    let res = atest::call_service(
+        &app,
+        atest::TestRequest::get()
+            .uri("/search?query=fit&queries=fit_model%20data")
+            .insert_header(bearer(&s.reader))
+            .to_request(),
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::OK);
 }

@@ -9,7 +9,24 @@ use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{ServiceExt, transport::StreamableHttpClientTransport};
 use serde_json::{Value, json};
 
-fn runtime() -> tokio::runtime::Runtime {
+/// A real MCP client over stdio to `cairn mcp` on the world's index in `out`
+/// (chatty logging on stderr: any line of it on stdout would break the protocol).
+pub async fn stdio_client(w: &World, out: &str) -> RunningService<RoleClient, ()> {
+    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn")).configure(|c| {
+        c.arg("mcp")
+            .arg("--index")
+            .arg(w.path(out))
+            .arg("--model-dir")
+            .arg(&w.model)
+            .env("CAIRN_LOG", "debug")
+            .stderr(std::process::Stdio::null());
+    });
+    ().serve(TokioChildProcess::new(cmd).expect("spawn"))
+        .await
+        .expect("initialize")
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -46,17 +63,7 @@ fn stdio_session_runs_every_tool_and_resource() {
     crate::fixtures::commit(&w.alpha_repo(), &[(path, bytes.to_vec())], "units");
     assert!(w.build("out", &[]).status.success());
     runtime().block_on(async {
-        let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn")).configure(|c| {
-            c.arg("mcp")
-                .arg("--index")
-                .arg(w.path("out"))
-                .arg("--model-dir")
-                .arg(&w.model)
-                // Chatty logging: any line of it on stdout would break the protocol.
-                .env("CAIRN_LOG", "debug")
-                .stderr(std::process::Stdio::null());
-        });
-        let client = ().serve(TokioChildProcess::new(cmd).expect("spawn")).await.expect("initialize");
+        let client = stdio_client(&w, "out").await;
         let info = client.peer_info().expect("server info");
         assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("cairn"));
 
