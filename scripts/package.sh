@@ -18,6 +18,7 @@ for shell in bash zsh fish powershell elvish; do
 done
 "$bin" man > "$stage/$name/man/cairn.1"
 cp README.md "$stage/$name/"
+mkdir -p "$stage/$name/docs" && cp docs/*.md "$stage/$name/docs/"
 tar -C "$stage" -czf "$out/$name.tar.gz" "$name"
 (cd "$out" && sha256sum "$name.tar.gz" > "$name.tar.gz.sha256")
 echo "$out/$name.tar.gz"

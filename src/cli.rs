@@ -27,6 +27,16 @@ pub fn version_line() -> &'static str {
     })
 }
 
+/// The whole command line: [`Cli`]'s subcommands and one per operation the
+/// CLI offers (`search`, `retrieve`, `tree`, `context`, `explain`, from the
+/// server's table). Parsing, completions and the man page all use it.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    crate::commands::op::offered().fold(Cli::command(), |cmd, op| {
+        cmd.subcommand(crate::commands::op::command(op))
+    })
+}
+
 /// `cairn`'s arguments.
 #[derive(Parser)]
 #[command(
@@ -40,7 +50,7 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands.
+/// The subcommands besides the operations' (see [`command`]).
 #[derive(Subcommand)]
 pub enum Command {
     /// Build and publish a new index version from repositories.yml.
@@ -49,18 +59,10 @@ pub enum Command {
     Pack(PackArgs),
     /// Check a pack's sha256 and manifest, add it to an index root and make it CURRENT.
     Unpack(UnpackArgs),
-    /// Search the index: ranked citations with line spans and GitHub links.
-    Search(SearchArgs),
-    /// Print exact lines of a document, with their links.
-    Retrieve(RetrieveArgs),
-    /// Explain an error: where the indexed code raises it and what explains it.
-    Explain(ExplainArgs),
-    /// List the doc_id tree.
-    Tree(TreeArgs),
     /// Score search against golden queries: recall@k, MRR@10, nDCG@10, per kind, and the misses.
     Eval(EvalArgs),
     /// Serve the HTTP API (and MCP at /mcp) for bots; hot-swaps new index versions.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Serve MCP over stdio (for Claude Desktop, IDEs and agents that spawn a process).
     Mcp(McpArgs),
     /// Manage the bearer tokens the server accepts (the file stores only their sha256).
@@ -239,107 +241,6 @@ pub struct UnpackArgs {
     /// Index root to add it to.
     #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
     pub index: PathBuf,
-}
-
-/// `cairn search`.
-#[derive(clap::Args)]
-pub struct SearchArgs {
-    /// What to look for.
-    pub query: String,
-    /// Another phrasing of the same question, fused with it (repeatable, at
-    /// most 5): keyword rewrites naming the identifiers the answer likely uses.
-    #[arg(long = "also", value_name = "PHRASING")]
-    pub also: Vec<String>,
-    #[command(flatten)]
-    pub open: OpenArgs,
-    /// Hits wanted (1 to 50).
-    #[arg(long, default_value_t = cairn_search::DEFAULT_LIMIT)]
-    pub limit: usize,
-    /// Only these toolkits (repeatable).
-    #[arg(long)]
-    pub toolkit: Vec<String>,
-    /// Only these doctypes: code, doc, readme, notebook, example, test, config (repeatable).
-    #[arg(long)]
-    pub doctype: Vec<String>,
-    /// Only these repositories (repeatable).
-    #[arg(long)]
-    pub repo: Vec<String>,
-    /// Only these categories (repeatable).
-    #[arg(long)]
-    pub category: Vec<String>,
-    /// Only doc_ids starting with this (repeatable).
-    #[arg(long)]
-    pub path_prefix: Vec<String>,
-    /// Only this ref of repositories indexed at several (repeatable; default: each one's default ref).
-    #[arg(long = "ref")]
-    pub refs: Vec<String>,
-    /// hybrid (default), bm25 or vector.
-    #[arg(long, default_value = "hybrid")]
-    pub mode: String,
-    /// Evidence below this (cosine, 0 to 1) marks the answer insufficient.
-    #[arg(long)]
-    pub threshold: Option<f32>,
-    /// Print the API's JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `cairn explain`.
-#[derive(clap::Args)]
-pub struct ExplainArgs {
-    /// The error text (a traceback, a log excerpt or a message); `-` or none reads stdin.
-    pub text: Option<String>,
-    #[command(flatten)]
-    pub open: OpenArgs,
-    /// Only this toolkit's code and docs.
-    #[arg(long)]
-    pub toolkit: Option<String>,
-    /// The version you have installed (frames are then located by text and function).
-    #[arg(long)]
-    pub version: Option<String>,
-    /// Explaining passages wanted (1 to 20).
-    #[arg(long, default_value_t = cairn_search::explain::DEFAULT_EXPLAIN_LIMIT)]
-    pub limit: usize,
-    /// Print the API's JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `cairn retrieve`.
-#[derive(clap::Args)]
-pub struct RetrieveArgs {
-    /// `<category>/<repo>/<path>`.
-    pub doc_id: String,
-    /// `START:END`, 1-based and inclusive.
-    #[arg(long, default_value = "1:400")]
-    pub lines: String,
-    /// The file's exact bytes even for a notebook (by default a notebook shows its cells).
-    #[arg(long)]
-    pub raw: bool,
-    #[command(flatten)]
-    pub open: OpenArgs,
-    /// Print the API's JSON.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `cairn tree`.
-#[derive(clap::Args)]
-pub struct TreeArgs {
-    /// Only below this prefix.
-    #[arg(default_value = "")]
-    pub prefix: String,
-    #[command(flatten)]
-    pub open: OpenArgs,
-    /// Levels shown.
-    #[arg(long, default_value_t = cairn_search::DEFAULT_TREE_DEPTH)]
-    pub depth: usize,
-    /// Most entries shown.
-    #[arg(long, default_value_t = cairn_search::DEFAULT_TREE_ENTRIES)]
-    pub max_entries: usize,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// `cairn eval`.

@@ -1,7 +1,7 @@
 //! `cairn`: the command line. Parses arguments ([`cli`]), sets up logging,
 //! and hands each subcommand to its file in [`commands`], which calls the
 //! libraries and maps the result to an exit code (0 ok, 1 failure, 2 bad
-//! input; see the README's table of codes).
+//! input; see the table of codes in docs/API.md).
 
 mod cli;
 mod commands;
@@ -13,13 +13,22 @@ mod progress;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use clap::Parser;
+use clap::FromArgMatches;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let matches = cli::command().get_matches();
     progress::init_tracing();
-    match commands::run(cli.command) {
+    let result = match matches.subcommand() {
+        Some((name, flags)) if let Some(op) = commands::op::by_name(name) => {
+            commands::op::run(op, flags)
+        }
+        _ => match cli::Cli::from_arg_matches(&matches) {
+            Ok(cli) => commands::run(cli.command),
+            Err(e) => e.exit(),
+        },
+    };
+    match result {
         Ok(code) => code,
         Err(e) => {
             commands::report(&e);

@@ -2,22 +2,6 @@
 
 use cairn_search::eval::EvalReport;
 
-/// `START:END` (or a single line) to numbers; range checks are the library's.
-pub fn parse_lines(s: &str) -> anyhow::Result<(i64, i64)> {
-    let parse = |x: &str| {
-        x.trim()
-            .parse::<i64>()
-            .map_err(|_| anyhow::anyhow!("--lines {s:?}: expected START:END, e.g. 10:40"))
-    };
-    match s.split_once(':') {
-        Some((a, b)) => Ok((parse(a)?, parse(b)?)),
-        None => {
-            let n = parse(s)?;
-            Ok((n, n))
-        }
-    }
-}
-
 /// The reports as Markdown: one table per mode (all questions, then each
 /// kind), then the misses of the first mode with where each stood.
 pub fn eval_markdown(golden: &str, reports: &[EvalReport]) -> String {

@@ -117,7 +117,7 @@ impl utoipa::PartialSchema for Code {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         utoipa::openapi::schema::ObjectBuilder::new()
             .schema_type(utoipa::openapi::schema::Type::String)
-            .description(Some("Stable error code; see the README's table."))
+            .description(Some("Stable error code; see the table in docs/API.md."))
             .enum_values(Some(Code::ALL.iter().map(|c| c.name())))
             .into()
     }

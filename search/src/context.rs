@@ -36,13 +36,16 @@ const MIN_PASSAGE_LINES: usize = 3;
     Deserialize,
     ToSchema,
     schemars::JsonSchema,
+    clap::ValueEnum,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum TokenizerName {
     /// GPT-4o, GPT-4.1, o-series, GPT-5 family.
     #[default]
+    #[value(name = "o200k_base")]
     O200kBase,
     /// GPT-4, GPT-3.5.
+    #[value(name = "cl100k_base")]
     Cl100kBase,
 }
 

@@ -6,7 +6,7 @@
 //! overlaps the relevant span (no span: the whole file).
 
 use crate::rank::RankedList;
-use crate::{Engine, Filters, Mode, OneOrMany, SearchError, SearchRequest};
+use crate::{Engine, Filters, Mode, SearchError, SearchRequest};
 use cairn_index::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -19,9 +19,9 @@ pub struct GoldenQuery {
     pub id: String,
     /// What the user types.
     pub query: String,
-    /// Filters (toolkit, doctype, repo, category; one value or a list).
+    /// Filters, as a search takes them (each one value or a list).
     #[serde(default)]
-    pub filters: BTreeMap<String, OneOrMany>,
+    pub filters: Filters,
     /// Acceptable answers, best first.
     pub relevant: Vec<Relevant>,
     /// Question kind.
@@ -173,24 +173,7 @@ pub fn evaluate(
     let mut outcomes = Vec::new();
     let mut per: Vec<(String, f64, f64, f64, f64)> = Vec::new();
     for q in queries {
-        let mut filters = Filters::default();
-        for (key, v) in &q.filters {
-            let vals = v.values();
-            match key.as_str() {
-                "toolkit" => filters.toolkit = vals,
-                "doctype" => filters.doctype = vals,
-                "repo" => filters.repo = vals,
-                "category" => filters.category = vals,
-                "path_prefix" => filters.path_prefix = vals,
-                "ref" => filters.refs = vals,
-                _ => {
-                    return Err(crate::invalid(
-                        "filters",
-                        format!("{}: unknown filter {key:?}", q.id),
-                    ));
-                }
-            }
-        }
+        let filters = &q.filters;
         let req = SearchRequest {
             query: q.query.clone(),
             rephrasings: q.rephrasings.clone(),

@@ -70,6 +70,62 @@ impl SpanRequest {
     }
 }
 
+/// On the command line a span is `DOC_ID --lines START:END [--raw]`: one
+/// flag for both ends reads better than two, so this is written by hand
+/// rather than derived.
+impl clap::Args for SpanRequest {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        use clap::{Arg, ArgAction};
+        cmd.arg(
+            Arg::new("doc_id")
+                .required(true)
+                .value_name("DOC_ID")
+                .help("`<category>/<repo>/<path>`, as search hits give it"),
+        )
+        .arg(
+            Arg::new("lines")
+                .long("lines")
+                .value_name("START:END")
+                .default_value("1:400")
+                .help("The lines, 1-based and inclusive (at most 400)"),
+        )
+        .arg(Arg::new("raw").long("raw").action(ArgAction::SetTrue).help(
+            "The file's exact bytes even for a notebook (by default a notebook shows its cells)",
+        ))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for SpanRequest {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let doc_id = m.get_one::<String>("doc_id").cloned().unwrap_or_default();
+        let lines = m.get_one::<String>("lines").map_or("1:400", String::as_str);
+        let (start, end) = parse_line_range(lines).ok_or_else(|| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("--lines must be START:END with 1 <= START <= END, not {lines:?}\n"),
+            )
+        })?;
+        Ok(Self::lines(doc_id, start.into(), end.into()).raw(m.get_flag("raw")))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+/// `START:END`, `START-END` or one line, 1-based and inclusive, `START <= END`:
+/// how the CLI, the pages' URLs and MCP resource URIs write a span.
+pub fn parse_line_range(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.split_once([':', '-']).unwrap_or((s, s));
+    let (a, b): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+    (a >= 1 && a <= b).then_some((a, b))
+}
+
 /// The form a passage's text is in.
 #[derive(
     Clone,
@@ -118,6 +174,7 @@ impl TextFormat {
     Deserialize,
     ToSchema,
     schemars::JsonSchema,
+    clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
@@ -142,45 +199,78 @@ impl Mode {
     }
 }
 
-/// Filters applied before ranking; each field accepts several values (OR), fields combine with AND.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// Filters applied before ranking; each field accepts several values (OR),
+/// fields combine with AND. The one type that names them: every connector
+/// parses it (JSON bodies and MCP arguments flatten it into their
+/// arguments, a query string repeats or comma-separates it, the CLI takes
+/// repeatable flags), and so do golden-query files.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema, clap::Args)]
+#[serde(default)]
 pub struct Filters {
-    /// Repository names.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub repo: Vec<String>,
-    /// Categories.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub category: Vec<String>,
-    /// Toolkits.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Only these toolkits (lowercase repository names, e.g. `emcee`, `mulensmodel`). In a query string: comma-separated.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Option<Vec<String>>")]
+    #[arg(long, value_name = "TOOLKIT")]
     pub toolkit: Vec<String>,
-    /// Doctypes (`code`, `doc`, `readme`, `notebook`, `example`, `test`, `config`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Only these doctypes: code, doc, readme, notebook, example, test, config. In a query string: comma-separated.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Option<Vec<String>>")]
+    #[arg(long, value_name = "DOCTYPE")]
     pub doctype: Vec<String>,
-    /// doc_id prefixes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Only these repositories (names as in repositories.yml). In a query string: comma-separated.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Option<Vec<String>>")]
+    #[arg(long, value_name = "REPO")]
+    pub repo: Vec<String>,
+    /// Only these categories. In a query string: comma-separated.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Option<Vec<String>>")]
+    #[arg(long, value_name = "CATEGORY")]
+    pub category: Vec<String>,
+    /// Only doc_ids starting with one of these (`category/repo/folder/`). In a query string: comma-separated.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Option<Vec<String>>")]
+    #[arg(long, value_name = "PREFIX")]
     pub path_prefix: Vec<String>,
-    /// Refs (a repository's `refs:` in repositories.yml). Without it, only
-    /// each repository's default ref is searched, unless `repo` or
-    /// `path_prefix` names another (`emcee@v3.1.6`).
-    #[serde(default, rename = "ref", skip_serializing_if = "Vec::is_empty")]
+    /// Only these refs of repositories indexed at several (`refs:` in repositories.yml), e.g. `v3.1.6`; by default each repository's default ref. In a query string: comma-separated.
+    #[serde(rename = "ref", skip_serializing_if = "Vec::is_empty")]
+    #[schemars(with = "Option<Vec<String>>")]
+    #[arg(long = "ref", value_name = "REF")]
     pub refs: Vec<String>,
 }
 
 impl Filters {
+    /// The wire names of the filters, in the order they are documented.
+    pub const FIELDS: &'static [&'static str] = &[
+        "toolkit",
+        "doctype",
+        "repo",
+        "category",
+        "path_prefix",
+        "ref",
+    ];
+
+    /// The list a wire name sets.
+    fn list_mut(&mut self, field: &str) -> Option<&mut Vec<String>> {
+        Some(match field {
+            "toolkit" => &mut self.toolkit,
+            "doctype" => &mut self.doctype,
+            "repo" => &mut self.repo,
+            "category" => &mut self.category,
+            "path_prefix" => &mut self.path_prefix,
+            "ref" => &mut self.refs,
+            _ => return None,
+        })
+    }
+
     /// Each list within [`MAX_FILTER_VALUES`], each doctype one the index knows.
     pub fn validate(&self) -> Result<(), crate::SearchError> {
-        let lists: [(&'static str, &Vec<String>); 6] = [
-            ("repo", &self.repo),
-            ("category", &self.category),
-            ("toolkit", &self.toolkit),
-            ("doctype", &self.doctype),
-            ("path_prefix", &self.path_prefix),
-            ("ref", &self.refs),
-        ];
-        for (field, list) in lists {
-            if list.len() > MAX_FILTER_VALUES {
+        let mut copy = self.clone();
+        for field in Self::FIELDS {
+            if copy
+                .list_mut(field)
+                .is_some_and(|l| l.len() > MAX_FILTER_VALUES)
+            {
                 return Err(crate::invalid(
                     field,
                     format!("may hold at most {MAX_FILTER_VALUES} values"),
@@ -199,6 +289,48 @@ impl Filters {
             }
         }
         Ok(())
+    }
+}
+
+/// Each filter is one value or a list of them. Written by hand because the
+/// connectors flatten `Filters` into their arguments, where serde hands the
+/// fields over without their path: an error therefore names its field in
+/// backticks itself (the form `problem::parse_json` reads), and a field
+/// given twice is refused here rather than silently overwritten.
+impl<'de> Deserialize<'de> for Filters {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = Filters;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object of filters, each a string or a list of strings")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Filters, A::Error> {
+                use serde::de::Error;
+                let mut filters = Filters::default();
+                let mut seen: Vec<String> = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if seen.contains(&key) {
+                        return Err(A::Error::custom(format_args!("duplicate field `{key}`")));
+                    }
+                    let Some(list) = filters.list_mut(&key) else {
+                        return Err(A::Error::unknown_field(&key, Filters::FIELDS));
+                    };
+                    let values: OneOrMany = map.next_value().map_err(|_| {
+                        A::Error::custom(format_args!(
+                            "`{key}` must be a string or a list of strings"
+                        ))
+                    })?;
+                    *list = values.into_vec();
+                    seen.push(key);
+                }
+                Ok(filters)
+            }
+        }
+        d.deserialize_struct("Filters", Self::FIELDS, Fields)
     }
 }
 
@@ -437,6 +569,11 @@ pub enum OneOrMany {
     One(String),
     /// Several values.
     Many(Vec<String>),
+}
+
+/// Deserializes a list written as one value or several (`deserialize_with`).
+pub fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    OneOrMany::deserialize(d).map(OneOrMany::into_vec)
 }
 
 impl OneOrMany {

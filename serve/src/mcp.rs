@@ -47,21 +47,21 @@ pub struct CairnMcp {
 fn tools(admin: bool, catalog: &str) -> Vec<Tool> {
     OPERATIONS
         .iter()
-        .filter(|op| admin || op.who != Who::Admin)
+        .filter(|op| admin || op.meta.who != Who::Admin)
         .filter_map(|op| {
-            let input = (op.args.input)();
+            let input = (op.input)();
             let takes_toolkit = input
                 .get("properties")
                 .and_then(Value::as_object)
                 .is_some_and(|p| p.contains_key("toolkit"));
             let description = match takes_toolkit && !catalog.is_empty() {
-                true => format!("{} Toolkits: {catalog}", op.description),
-                false => op.description.to_owned(),
+                true => format!("{} Toolkits: {catalog}", op.meta.description),
+                false => op.meta.description.to_owned(),
             };
-            let mut t = Tool::new(op.tool?, description, input);
+            let mut t = Tool::new(op.meta.tool?, description, input);
             t.annotations = Some(
                 ToolAnnotations::new()
-                    .read_only(op.read_only)
+                    .read_only(op.meta.read_only)
                     .destructive(false)
                     .idempotent(true)
                     .open_world(false),
@@ -134,7 +134,7 @@ impl CairnMcp {
             engine: self.live.current(),
             caller: who.clone(),
             anonymous: false,
-            pool: self.pool.clone(),
+            pool: Some(self.pool.clone()),
             deadline: self.deadline_at(),
             trace_id: crate::ops::new_trace_id(),
             instance: format!("mcp:{name}"),
@@ -179,9 +179,9 @@ fn parse_doc_uri(uri: &str) -> Option<SpanRequest> {
     for (k, v) in url::form_urlencoded::parse(query.as_bytes()) {
         match &*k {
             "lines" => {
-                let (a, b) = v.split_once('-').unwrap_or((&v, &v));
-                span.start = Some(a.trim().parse().ok()?);
-                span.end = Some(b.trim().parse().ok()?);
+                let (a, b) = cairn_search::parse_line_range(&v)?;
+                span.start = Some(a.into());
+                span.end = Some(b.into());
             }
             "raw" => span.raw = matches!(&*v, "1" | "true"),
             _ => return None,

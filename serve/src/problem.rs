@@ -243,9 +243,9 @@ pub struct Problem {
 mod tests {
     use super::*;
 
-    /// The README's table of codes: (code, HTTP status, exit code, retryable).
-    fn readme_codes() -> Vec<(String, u16, u8, bool)> {
-        include_str!("../../README.md")
+    /// docs/API.md's table of codes: (code, HTTP status, exit code, retryable).
+    fn documented_codes() -> Vec<(String, u16, u8, bool)> {
+        include_str!("../../docs/API.md")
             .lines()
             .filter_map(|l| {
                 let cells: Vec<&str> = l.split('|').map(str::trim).collect();
@@ -261,7 +261,7 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_lists_every_code_as_the_table_defines_it() {
+    fn the_api_docs_list_every_code_as_the_table_defines_it() {
         let table: Vec<_> = Code::ALL
             .iter()
             .map(|c| {
@@ -273,7 +273,7 @@ mod tests {
                 )
             })
             .collect();
-        assert_eq!(readme_codes(), table);
+        assert_eq!(documented_codes(), table);
     }
 
     #[test]

@@ -1,13 +1,12 @@
 //! `cairn completions SHELL` and `cairn man`: generated from the same clap
 //! types that parse the arguments, so they cannot drift from them.
 
-use crate::cli::{Cli, CompletionsArgs};
-use clap::CommandFactory;
+use crate::cli::{CompletionsArgs, command};
 use std::process::ExitCode;
 
 /// Prints the completion script for one shell.
 pub fn completions(a: CompletionsArgs) -> anyhow::Result<ExitCode> {
-    let mut cmd = Cli::command();
+    let mut cmd = command();
     clap_complete::generate(a.shell, &mut cmd, "cairn", &mut std::io::stdout());
     Ok(ExitCode::SUCCESS)
 }
@@ -15,6 +14,6 @@ pub fn completions(a: CompletionsArgs) -> anyhow::Result<ExitCode> {
 /// Prints the man page (its SUBCOMMANDS section lists each; `cairn help
 /// SUBCOMMAND` has their options).
 pub fn man() -> anyhow::Result<ExitCode> {
-    clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout().lock())?;
+    clap_mangen::Man::new(command()).render(&mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
 }

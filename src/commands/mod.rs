@@ -6,16 +6,13 @@ mod build;
 mod completions;
 mod doctor;
 mod eval;
-mod explain;
 mod mcp;
+pub mod op;
 mod openapi;
 mod pack;
 mod pull;
-mod retrieve;
-mod search;
 mod serve;
 mod token;
-mod tree;
 mod unpack;
 mod verify;
 
@@ -28,12 +25,8 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Build(a) => build::run(a),
         Command::Pack(a) => pack::run(a),
         Command::Unpack(a) => unpack::run(a),
-        Command::Search(a) => search::run(a),
-        Command::Retrieve(a) => retrieve::run(a),
-        Command::Explain(a) => explain::run(a),
-        Command::Tree(a) => tree::run(a),
         Command::Eval(a) => eval::run(a),
-        Command::Serve(a) => serve::run(a),
+        Command::Serve(a) => serve::run(*a),
         Command::Mcp(a) => mcp::run(a),
         Command::Token(a) => token::run(a),
         Command::Openapi(a) => openapi::run(a),
@@ -82,26 +75,6 @@ fn say(message: &str, flag: Option<&str>) {
     if let Some(flag) = flag {
         eprintln!("hint: {flag}");
     }
-}
-
-/// A failed search call: `error [code]: message`, and the code's exit status.
-pub fn search_failed(e: &cairn_search::SearchError) -> ExitCode {
-    eprintln!("error [{}]: {e}", e.code());
-    ExitCode::from(e.code().exit_code())
-}
-
-/// Prints a library call's answer (as the API's JSON with `json`, else as
-/// text) and exits 0, or reports its error with the code's exit status.
-pub fn answer<T: serde::Serialize + std::fmt::Display>(
-    result: Result<T, cairn_search::SearchError>,
-    json: bool,
-) -> anyhow::Result<ExitCode> {
-    match result {
-        Ok(r) if json => print_json(&r)?,
-        Ok(r) => print!("{r}"),
-        Err(e) => return Ok(search_failed(&e)),
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Prints `value` as pretty JSON on stdout.

@@ -11,7 +11,12 @@ use actix_web::http::StatusCode;
 use actix_web::{test as atest, web};
 use cairn_index::{DocId, IndexVersion, LineSpan, Manifest};
 use cairn_pipeline::config::{BuildSettings, Registry, load_weights};
-use cairn_serve::args::{BatchArgs, ContextArgs, SearchArgs, TreeArgs, WeightArgs};
+use cairn_serve::ops::Input;
+use cairn_serve::ops::context::ContextArgs;
+use cairn_serve::ops::retrieve_batch::BatchArgs;
+use cairn_serve::ops::search::SearchArgs;
+use cairn_serve::ops::set_weight::WeightArgs;
+use cairn_serve::ops::tree::TreeArgs;
 use cairn_serve::http::{AppState, app};
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -123,13 +128,13 @@ proptest! {
         let Ok(value) = serde_json::from_str::<serde_json::Value>(&body) else {
             return Ok(());
         };
-        let parse = cairn_serve::problem::parse_json::<SearchArgs, _>;
+        let input = Input::Value(value);
         for result in [
-            parse(&value).map(|_| ()),
-            cairn_serve::problem::parse_json::<ContextArgs, _>(&value).map(|_| ()),
-            cairn_serve::problem::parse_json::<BatchArgs, _>(&value).map(|_| ()),
-            cairn_serve::problem::parse_json::<TreeArgs, _>(&value).map(|_| ()),
-            cairn_serve::problem::parse_json::<WeightArgs, _>(&value).map(|_| ()),
+            input.parse::<SearchArgs>().map(|_| ()),
+            input.parse::<ContextArgs>().map(|_| ()),
+            input.parse::<BatchArgs>().map(|_| ()),
+            input.parse::<TreeArgs>().map(|_| ()),
+            input.parse::<WeightArgs>().map(|_| ()),
         ] {
             if let Err(e) = result {
                 prop_assert_eq!(e.code, "malformed_request");

@@ -1,7 +1,9 @@
-//! Every command in README.md, run as written against a fixture sandbox:
-//! `cairn` commands with the built binary, `curl` against the `cairn serve`
-//! the README starts, the MCP snippets with a real MCP client. Commands that
-//! are `.ci/run`'s job (fetching the model, the test suite) must appear there.
+//! Every command in README.md and the reference it links (docs/OPERATIONS.md,
+//! docs/API.md, docs/CONFIG.md), run as written, in that order, in one fixture
+//! sandbox: `cairn` commands with the built binary, `curl` against the
+//! `cairn serve` the docs start, the MCP snippets with a real MCP client.
+//! Commands that are `.ci/run`'s job (fetching the model, the test suite) must
+//! appear there.
 
 use crate::fixtures::commit;
 use git2::{Repository, RepositoryInitOptions};
@@ -11,7 +13,17 @@ use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const README: &str = include_str!("../../README.md");
+/// The documents whose commands run, in the order they run: the README
+/// builds the first index and starts a server, the later ones use both.
+const DOCS: [(&str, &str); 4] = [
+    ("README.md", include_str!("../../README.md")),
+    (
+        "docs/OPERATIONS.md",
+        include_str!("../../docs/OPERATIONS.md"),
+    ),
+    ("docs/API.md", include_str!("../../docs/API.md")),
+    ("docs/CONFIG.md", include_str!("../../docs/CONFIG.md")),
+];
 const CI_RUN: &str = include_str!("../../.ci/run");
 const GOLDEN: &str = include_str!("../../golden/queries.yaml");
 const HELDOUT: &str = include_str!("../../golden/heldout.yaml");
@@ -21,15 +33,18 @@ const USERS: &str = include_str!("../../golden/users.yaml");
 const REWRITES: &str = include_str!("../../golden/users-rewrites.yaml");
 
 /// Commands `.ci/run` runs instead of this test.
-const CI_COMMANDS: [&str; 2] = ["scripts/fetch-model.sh", "cargo test --workspace"];
-/// Plain shell tools the README may use around cairn.
+const CI_COMMANDS: [&str; 2] = [
+    "scripts/fetch-model.sh",
+    "CAIRN_CPU_PRECISION=f32 cargo test --workspace",
+];
+/// Plain shell tools the docs may use around cairn.
 const SHELL_TOOLS: [&str; 6] = ["cd", "ls", "sha256sum", "echo", "cat", "mv"];
 
-/// The fenced blocks of `lang` in the README.
-fn blocks(lang: &str) -> Vec<String> {
+/// The fenced blocks of `lang` in `doc`.
+fn blocks(doc: &str, lang: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current: Option<String> = None;
-    for line in README.lines() {
+    for line in doc.lines() {
         match (&mut current, line.trim_start()) {
             (None, l) if l == format!("```{lang}") => current = Some(String::new()),
             (Some(_), "```") => out.extend(current.take()),
@@ -41,6 +56,14 @@ fn blocks(lang: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The fenced blocks of `lang` in every document of [`DOCS`], in order, each
+/// with the document it comes from.
+fn all_blocks(lang: &str) -> Vec<(&'static str, String)> {
+    DOCS.iter()
+        .flat_map(|(name, doc)| blocks(doc, lang).into_iter().map(move |b| (*name, b)))
+        .collect()
 }
 
 /// Splits `a && b` outside quotes.
@@ -164,7 +187,7 @@ impl Sandbox {
         }
     }
 
-    /// Rewrites one README command into what the sandbox runs; None when `.ci/run` runs it.
+    /// Rewrites one documented command into what the sandbox runs; None when `.ci/run` runs it.
     fn rewrite(&self, cmd: &str) -> Result<Option<String>, String> {
         if CI_COMMANDS.contains(&cmd) {
             return if CI_RUN.contains(cmd) {
@@ -187,13 +210,13 @@ impl Sandbox {
             "cairn" => cmd.clone(),
             "curl" => cmd.replacen("curl ", "curl --fail-with-body --max-time 30 ", 1),
             _ if export_cairn || SHELL_TOOLS.contains(&first) => cmd.clone(),
-            _ => return Err(format!("README command not covered by a test: `{cmd}`")),
+            _ => return Err(format!("command not covered by a test: `{cmd}`")),
         };
         Ok(Some(run))
     }
 
-    /// Runs one README block as a bash script; variables it exports carry over.
-    fn run_block(&self, block: &str) -> Result<(), String> {
+    /// Runs one block of `doc` as a bash script; variables it exports carry over.
+    fn run_block(&self, doc: &str, block: &str) -> Result<(), String> {
         let mut script = format!(
             "set -euo pipefail\n[ -f .env ] && source .env\nstop_server() {{ if [ -f server.pid ]; then kill $(cat server.pid) 2>/dev/null || true; while curl -s http://127.0.0.1:{p}/ready >/dev/null 2>&1; do sleep 0.1; done; rm -f server.pid; fi; }}\nwait_ready() {{ for _ in $(seq 300); do curl -fs http://127.0.0.1:{p}/ready >/dev/null 2>&1 && return 0; sleep 0.1; done; cat serve.log; return 1; }}\n",
             p = self.port
@@ -210,7 +233,7 @@ impl Sandbox {
                 continue;
             }
             for part in split_and(&joined) {
-                if let Some(run) = self.rewrite(&part)? {
+                if let Some(run) = self.rewrite(&part).map_err(|e| format!("{doc}: {e}"))? {
                     script.push_str(&format!("echo '>>> {}'\n{run}\n", part.replace('\'', "")));
                 }
             }
@@ -241,7 +264,7 @@ impl Sandbox {
             Ok(())
         } else {
             Err(format!(
-                "README block failed:\n{block}\n--- stdout\n{}\n--- stderr\n{}",
+                "{doc} block failed:\n{block}\n--- stdout\n{}\n--- stderr\n{}",
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr)
             ))
@@ -261,10 +284,14 @@ impl Drop for Sandbox {
 fn every_readme_command_runs_as_written() {
     let sb = Sandbox::new();
     std::fs::create_dir_all(&sb.project).expect("project");
-    let sh = blocks("sh");
-    assert!(sh.len() >= 8, "README has {} sh blocks", sh.len());
-    for block in &sh {
-        if let Err(e) = sb.run_block(block) {
+    // CONFIG.md has no commands today; the other three must keep theirs.
+    for (name, doc) in DOCS.iter().filter(|(n, _)| *n != "docs/CONFIG.md") {
+        assert!(!blocks(doc, "sh").is_empty(), "{name} has no sh block");
+    }
+    let sh = all_blocks("sh");
+    assert!(sh.len() >= 12, "the docs have {} sh blocks", sh.len());
+    for (doc, block) in &sh {
+        if let Err(e) = sb.run_block(doc, block) {
             panic!("{e}");
         }
     }
@@ -273,8 +300,9 @@ fn every_readme_command_runs_as_written() {
     // `cairn mcp` line, each driven by a real MCP client.
     let index = sb.project.join(".cairn/index");
     let mut launches: Vec<Vec<String>> = Vec::new();
-    for json in blocks("json") {
-        let v: serde_json::Value = serde_json::from_str(&json).expect("README JSON parses");
+    for (doc, json) in all_blocks("json") {
+        let v: serde_json::Value =
+            serde_json::from_str(&json).unwrap_or_else(|e| panic!("{doc}: JSON block: {e}"));
         let servers = v
             .get("mcpServers")
             .or_else(|| v.get("servers"))

@@ -12,9 +12,10 @@
 //! paid for that overhead many times over. Candle still loads the weights
 //! and runs the `cuda` path, and is the reference this pass is tested against.
 //!
-//! The workspace's only `unsafe` lives here: gemm's entry point takes raw
-//! pointers and strides, and the AVX2 and AVX-512 variants are called only
-//! after the CPU was seen to have the features they were compiled for.
+//! Most of the workspace's `unsafe` lives here (the rest is the index's
+//! memory maps, `index/src/{snapshot,vectors}.rs`): gemm's entry point takes
+//! raw pointers and strides, and the AVX2 and AVX-512 variants are called
+//! only after the CPU was seen to have the features they were compiled for.
 #![allow(unsafe_code)]
 
 use crate::EmbedError;

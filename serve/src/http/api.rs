@@ -7,11 +7,13 @@
 //! both answer the same question the same way; every parse error names its field.
 
 use super::{AppState, TraceId, json};
+use crate::ops::schema::{FieldKind, field_kind};
 use crate::ops::{Call, Input, Method, OPERATIONS, Operation};
 use crate::problem::ApiError;
 use actix_web::http::header;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
 use cairn_search::{Caller, Code};
+use rmcp::model::JsonObject;
 use serde_json::Value;
 
 /// Registers every endpoint.
@@ -19,7 +21,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     // One resource per path, so a wrong method gets 405 rather than 404.
     let mut paths: Vec<&'static str> = Vec::new();
     for op in OPERATIONS {
-        for r in op.routes {
+        for r in op.meta.routes {
             if !paths.contains(&r.path) {
                 paths.push(r.path);
             }
@@ -28,7 +30,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     for path in paths {
         let mut resource = web::resource(path);
         for op in OPERATIONS {
-            for r in op.routes.iter().filter(|r| r.path == path) {
+            for r in op.meta.routes.iter().filter(|r| r.path == path) {
                 resource = match r.method {
                     Method::Get => {
                         resource.route(web::get().to(move |state, req| get(op, state, req)))
@@ -52,9 +54,14 @@ async fn get(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     // An operation without parameters ignores the query string, as probes expect.
-    let args = match op.args.params {
-        Some(_) => Input::Value(query_args(req.query_string())?),
-        None => Input::Value(Value::Object(serde_json::Map::new())),
+    let input = (op.input)();
+    let takes_args = input
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty());
+    let args = match takes_args {
+        true => Input::Value(query_args(&input, req.query_string())?),
+        false => Input::Value(Value::Object(serde_json::Map::new())),
     };
     answer(op, &state, &req, args).await
 }
@@ -89,7 +96,7 @@ pub(crate) fn call(state: &AppState, req: &HttpRequest) -> Call {
             .cloned()
             .unwrap_or_else(Caller::anonymous),
         anonymous: req.extensions().contains::<super::Anonymous>(),
-        pool: state.pool.clone(),
+        pool: Some(state.pool.clone()),
         deadline: state.deadline_at(),
         trace_id: req
             .extensions()
@@ -116,24 +123,14 @@ fn body<'a>(req: &HttpRequest, bytes: &'a web::Bytes) -> Result<Input<'a>, ApiEr
     Ok(Input::Json(bytes))
 }
 
-/// Query-string fields that hold lists (repeated, or comma-separated).
-const LIST_FIELDS: [&str; 6] = [
-    "toolkit",
-    "doctype",
-    "repo",
-    "category",
-    "path_prefix",
-    "ref",
-];
-/// Query-string fields that hold numbers.
-const NUMBER_FIELDS: [&str; 5] = ["limit", "threshold", "depth", "max_entries", "max_tokens"];
-
-/// A query string as the JSON object a POST body would carry.
-fn query_args(query: &str) -> Result<Value, ApiError> {
+/// A query string as the JSON object a POST body would carry, each field
+/// typed by the arguments' schema (`input`).
+fn query_args(input: &JsonObject, query: &str) -> Result<Value, ApiError> {
     let mut map = serde_json::Map::new();
     for (k, v) in url::form_urlencoded::parse(query.as_bytes()) {
         let key = k.into_owned();
-        if LIST_FIELDS.contains(&key.as_str()) {
+        let kind = field_kind(input, &key);
+        if kind == FieldKind::List {
             let entry = map.entry(key).or_insert_with(|| Value::Array(Vec::new()));
             if let Value::Array(a) = entry {
                 a.extend(
@@ -151,8 +148,8 @@ fn query_args(query: &str) -> Result<Value, ApiError> {
                 format!("{key} is given more than once"),
             ));
         }
-        let value = match NUMBER_FIELDS.contains(&key.as_str()) {
-            true => match serde_json::from_str::<serde_json::Number>(v.trim()) {
+        let value = match kind {
+            FieldKind::Number => match serde_json::from_str::<serde_json::Number>(v.trim()) {
                 Ok(n) => Value::Number(n),
                 Err(_) => {
                     return Err(ApiError::malformed(
@@ -161,7 +158,17 @@ fn query_args(query: &str) -> Result<Value, ApiError> {
                     ));
                 }
             },
-            false => Value::String(v.into_owned()),
+            FieldKind::Bool => match v.trim() {
+                "true" | "1" => Value::Bool(true),
+                "false" | "0" => Value::Bool(false),
+                _ => {
+                    return Err(ApiError::malformed(
+                        Some(key.clone()),
+                        format!("{key} must be true or false, not {v:?}"),
+                    ));
+                }
+            },
+            FieldKind::List | FieldKind::Text => Value::String(v.into_owned()),
         };
         map.insert(key, value);
     }
@@ -185,18 +192,24 @@ async fn openapi(state: web::Data<AppState>) -> HttpResponse {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::{BatchArgs, SearchArgs};
+    use crate::ops::retrieve_batch::BatchArgs;
+    use crate::ops::schema::input;
+    use crate::ops::search::SearchArgs;
     use cairn_search::SpanRequest;
     use serde::de::DeserializeOwned;
 
     /// A query string parsed as `T`, as a GET route does.
-    fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
-        crate::problem::parse_json(&query_args(query)?)
+    fn parse_query<T: DeserializeOwned + schemars::JsonSchema + 'static>(
+        query: &str,
+    ) -> Result<T, ApiError> {
+        Input::Value(query_args(&input::<T>(), query)?).parse()
     }
 
     /// JSON bytes parsed as `T`, as a POST route does.
-    fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-        crate::problem::parse_json(&mut serde_json::Deserializer::from_slice(bytes))
+    fn parse_json<T: DeserializeOwned + schemars::JsonSchema + 'static>(
+        bytes: &[u8],
+    ) -> Result<T, ApiError> {
+        Input::Json(bytes).parse()
     }
 
     #[test]
@@ -204,10 +217,9 @@ mod tests {
         let b: SearchArgs =
             parse_query("query=emcee+pool&limit=5&toolkit=emcee,dynesty&toolkit=corner.py")
                 .expect("parse");
-        let r = b.into_request(None, std::time::Instant::now());
-        assert_eq!(r.query, "emcee pool");
-        assert_eq!(r.limit, 5);
-        assert_eq!(r.filters.toolkit, ["emcee", "dynesty", "corner.py"]);
+        assert_eq!(b.query, "emcee pool");
+        assert_eq!(b.limit, Some(5));
+        assert_eq!(b.filters.toolkit, ["emcee", "dynesty", "corner.py"]);
         let e = parse_query::<SearchArgs>("query=x&limit=many").expect_err("error");
         assert_eq!(e.field.as_deref(), Some("limit"));
         let e = parse_query::<SearchArgs>("limit=3").expect_err("error");

@@ -4,6 +4,7 @@
 //! `servers`, and `x-openai-isConsequential` (false for read-only POSTs,
 //! true for `setWeight`).
 
+use crate::ops::schema::query_params;
 use crate::ops::{Method, OPERATIONS, Operation, Route, Who};
 use crate::problem::Problem;
 use utoipa::openapi::extensions::ExtensionsBuilder;
@@ -31,7 +32,7 @@ pub fn document(public_url: Option<&str>) -> openapi::OpenApi {
     ];
     let mut paths = PathsBuilder::new();
     for op in OPERATIONS {
-        for route in op.routes {
+        for route in op.meta.routes {
             let method = match route.method {
                 Method::Get => HttpMethod::Get,
                 Method::Post => HttpMethod::Post,
@@ -85,38 +86,45 @@ fn operation(
             .schema(Some(Ref::from_schema_name(Problem::name())))
             .build()
     };
+    let meta = &op.meta;
     let ok = ResponseBuilder::new()
-        .description(op.answers)
+        .description(meta.answers)
         .content("application/json", json_of((op.output)(schemas)))
         .build();
     // GPT Actions reads a POST as a change unless told; say it in words too.
-    let description = match (route.method, op.read_only) {
-        (Method::Post, true) => format!("{} Read-only.", op.description),
-        _ => op.description.to_owned(),
+    let description = match (route.method, meta.read_only) {
+        (Method::Post, true) => format!("{} Read-only.", meta.description),
+        _ => meta.description.to_owned(),
     };
     let mut b = OperationBuilder::new()
-        .tag(op.tag)
+        .tag(meta.tag)
         .summary(Some(route.summary))
         .description(Some(description))
         .operation_id(Some(route.operation_id))
         .response("200", ok);
+    let input = (op.input)();
+    let takes_args = input
+        .get("properties")
+        .and_then(serde_json::Value::as_object)
+        .is_some_and(|p| !p.is_empty());
     match route.method {
-        Method::Get => {
-            if let Some(params) = op.args.params {
-                b = b.parameters(Some(params()));
-            }
+        Method::Get if takes_args => {
+            // What the parameters refer to, without the body schema itself.
+            let mut defs = Vec::new();
+            let body = (op.body)(&mut defs);
+            schemas.extend(defs.into_iter().filter(|(name, _)| *name != body));
+            b = b.parameters(Some(query_params(&input)));
         }
-        Method::Post => {
-            if let Some(body) = op.args.body {
-                let body = RequestBodyBuilder::new()
-                    .content("application/json", json_of(body(schemas)))
-                    .required(Some(utoipa::openapi::Required::True))
-                    .build();
-                b = b.request_body(Some(body));
-            }
+        Method::Post if takes_args => {
+            let body = RequestBodyBuilder::new()
+                .content("application/json", json_of((op.body)(schemas)))
+                .required(Some(utoipa::openapi::Required::True))
+                .build();
+            b = b.request_body(Some(body));
         }
+        _ => {}
     }
-    if op.who == Who::Admin {
+    if meta.who == Who::Admin {
         b = b.response(
             "403",
             ResponseBuilder::new()
@@ -124,7 +132,7 @@ fn operation(
                 .content(PROBLEM_JSON, problem()),
         );
     }
-    if op.who != Who::Public {
+    if meta.who != Who::Public {
         b = b.response(
             "4XX",
             ResponseBuilder::new()
@@ -132,7 +140,7 @@ fn operation(
                 .content(PROBLEM_JSON, problem()),
         );
     }
-    if op.on_cpu {
+    if meta.on_cpu {
         b = b.response(
             "5XX",
             ResponseBuilder::new()
@@ -144,12 +152,12 @@ fn operation(
         // GPT Actions runs a non-consequential action without asking the user.
         b = b.extensions(Some(
             ExtensionsBuilder::new()
-                .add("x-openai-isConsequential", !op.read_only)
+                .add("x-openai-isConsequential", !meta.read_only)
                 .build(),
         ));
     }
     let mut built = b.build();
-    if op.who == Who::Public {
+    if meta.who == Who::Public {
         // Liveness and readiness answer without a token.
         built.security = Some(Vec::new());
     }

@@ -16,11 +16,16 @@ mod session;
 pub use session::Sessions;
 
 use crate::http::AppState;
-use crate::ops::{Input, Kind};
+use crate::ops::explain::Explain;
+use crate::ops::retrieve::Retrieve;
+use crate::ops::search::Search;
+use crate::ops::tree::{Tree, TreeArgs};
+use crate::ops::version::Version;
+use crate::ops::{self, NoArgs, Op};
 use crate::problem::ApiError;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
-use serde_json::{Value, json};
+use cairn_search::SpanRequest;
 
 /// The stylesheet (light and dark, following the system).
 const STYLE_CSS: &str = include_str!("assets/style.css");
@@ -74,23 +79,13 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .service(web::resource("/ui/app.js").route(web::get().to(script)));
 }
 
-/// Runs operation `kind` for the request's caller.
-async fn run(
-    kind: Kind,
+/// Runs operation `O` for the request's caller.
+async fn run<O: Op>(
     state: &AppState,
     req: &HttpRequest,
-    args: Value,
-) -> Result<Value, ApiError> {
-    run_on(kind, crate::http::api::call(state, req), args).await
-}
-
-/// Runs operation `kind` as `call` says (a page that reads twice passes the
-/// same call, so both reads see one index version even across a swap).
-async fn run_on(kind: Kind, call: crate::ops::Call, args: Value) -> Result<Value, ApiError> {
-    let op = crate::ops::operation(kind).ok_or_else(|| {
-        ApiError::from_status(actix_web::http::StatusCode::INTERNAL_SERVER_ERROR, "")
-    })?;
-    Ok(op.run(Input::Value(args), call).await?.value)
+    args: O::Args,
+) -> Result<O::Output, ApiError> {
+    ops::run::<O>(args, crate::http::api::call(state, req)).await
 }
 
 /// A page response with the security headers every page carries.
@@ -139,7 +134,7 @@ async fn search(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResp
     };
     let answer = match form.q.is_empty() {
         true => None,
-        false => Some(run(Kind::Search, &state, &req, form.args()).await),
+        false => Some(run::<Search>(&state, &req, form.args()).await),
     };
     // A bad query (too long, an unknown filter value) is said on the page, by its field.
     let (answer, error) = match answer {
@@ -157,14 +152,14 @@ async fn search(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResp
         };
         return Ok(html_response(actix_web::http::StatusCode::OK, body));
     }
-    let version = run(Kind::Version, &state, &req, json!({})).await?;
+    let version = run::<Version>(&state, &req, NoArgs {}).await?;
     let main = pages::search(&form, &version, answer.as_ref(), error_html.as_deref());
     let title = if form.q.is_empty() {
         "Search".to_owned()
     } else {
         form.q.clone()
     };
-    Ok(ok_page(&title, &main, version_of(&version)))
+    Ok(ok_page(&title, &main, &version.index_version))
 }
 
 async fn explain_form(
@@ -199,7 +194,7 @@ async fn explain_page(
 ) -> Result<HttpResponse, ApiError> {
     let answer = match form.text.trim().is_empty() {
         true => None,
-        false => Some(run(Kind::Explain, state, req, form.args()).await),
+        false => Some(run::<Explain>(state, req, form.args()).await),
     };
     let (answer, error) = match answer {
         Some(Ok(a)) => (Some(a), None),
@@ -207,9 +202,9 @@ async fn explain_page(
         Some(Err(e)) => return Err(e),
         None => (None, None),
     };
-    let version = run(Kind::Version, state, req, json!({})).await?;
+    let version = run::<Version>(state, req, NoArgs {}).await?;
     let main = pages::explain(&form, &version, answer.as_ref(), error.as_deref());
-    Ok(ok_page("Explain an error", &main, version_of(&version)))
+    Ok(ok_page("Explain an error", &main, &version.index_version))
 }
 
 /// A refused argument, said on the page by its field.
@@ -224,10 +219,6 @@ fn field_error(e: &ApiError) -> String {
     )
 }
 
-fn version_of(v: &Value) -> &str {
-    v.get("index_version").and_then(Value::as_str).unwrap_or("")
-}
-
 /// `a-b` (or `a`) from a line-span field (`lines`, `focus`).
 fn parse_lines(field: &str, s: &str) -> Result<(u32, u32), ApiError> {
     let bad = || {
@@ -236,13 +227,7 @@ fn parse_lines(field: &str, s: &str) -> Result<(u32, u32), ApiError> {
             format!("{field} must be START-END (e.g. 120-140), not {s:?}"),
         )
     };
-    let (a, b) = s.split_once('-').unwrap_or((s, s));
-    let a: u32 = a.trim().parse().map_err(|_| bad())?;
-    let b: u32 = b.trim().parse().map_err(|_| bad())?;
-    if a == 0 || b < a {
-        return Err(bad());
-    }
-    Ok((a, b))
+    cairn_search::parse_line_range(s).ok_or_else(bad)
 }
 
 /// A non-negative number of context lines from `field` (capped).
@@ -276,40 +261,30 @@ async fn doc(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpRespons
         .map(|f| parse_lines("focus", f))
         .transpose()?;
     let call = crate::http::api::call(&state, &req);
-    let cited = run_on(
-        Kind::Retrieve,
+    let cited = ops::run::<Retrieve>(
+        SpanRequest::lines(doc_id.clone(), a.into(), b.into()),
         call.clone(),
-        json!({"doc_id": doc_id, "start": a, "end": b}),
     )
     .await?;
     // The span as it was clamped to the file is what the page cites.
-    let (a, b) = (
-        cited
-            .get("start_line")
-            .and_then(Value::as_u64)
-            .unwrap_or(u64::from(a)) as u32,
-        cited
-            .get("end_line")
-            .and_then(Value::as_u64)
-            .unwrap_or(u64::from(b)) as u32,
-    );
+    let (a, b) = (cited.start_line, cited.end_line);
     // The window is one read, so it holds at most MAX_SPAN_LINES: the cited
     // lines always, and the context only as far as the room left allows
     // (before first), so every cited line is shown.
     let room = cairn_search::MAX_SPAN_LINES.saturating_sub(b.saturating_sub(a) + 1);
     let before = before.min(room);
     let after = after.min(room - before);
-    let window = run_on(
-        Kind::Retrieve,
-        call,
-        json!({"doc_id": doc_id, "start": a.saturating_sub(before).max(1), "end": b.saturating_add(after)}),
-    )
-    .await?;
+    let window = SpanRequest::lines(
+        doc_id.clone(),
+        a.saturating_sub(before).max(1).into(),
+        b.saturating_add(after).into(),
+    );
+    let window = ops::run::<Retrieve>(window, call).await?;
     let main = pages::passage(&cited, &window, before, after, focus);
     Ok(ok_page(
         &format!("{doc_id}:{a}-{b}"),
         &main,
-        version_of(&cited),
+        &cited.index_version,
     ))
 }
 
@@ -320,20 +295,19 @@ async fn browse(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResp
         .unwrap_or("")
         .trim_matches('/')
         .to_owned();
-    let tree = run(
-        Kind::Tree,
-        &state,
-        &req,
-        json!({"prefix": prefix, "depth": 1}),
-    )
-    .await?;
+    let args = TreeArgs {
+        prefix: Some(prefix.clone()),
+        depth: Some(1),
+        max_entries: None,
+    };
+    let tree = run::<Tree>(&state, &req, args).await?;
     let main = pages::browse(&prefix, &tree);
     let title = if prefix.is_empty() {
         "Browse".to_owned()
     } else {
         prefix.clone()
     };
-    Ok(ok_page(&title, &main, version_of(&tree)))
+    Ok(ok_page(&title, &main, &tree.index_version))
 }
 
 async fn api(state: web::Data<AppState>, req: HttpRequest) -> HttpResponse {
@@ -342,10 +316,7 @@ async fn api(state: web::Data<AppState>, req: HttpRequest) -> HttpResponse {
         .public_url
         .clone()
         .unwrap_or_else(|| format!("http://{}", req.connection_info().host()));
-    let doc = serde_json::to_value(crate::http::openapi::document(
-        state.opts.public_url.as_deref(),
-    ))
-    .unwrap_or(Value::Null);
+    let doc = crate::http::openapi::document(state.opts.public_url.as_deref());
     let version = state.live.current().snapshot().version.to_string();
     ok_page(
         "API",

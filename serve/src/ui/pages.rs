@@ -1,24 +1,24 @@
-//! The pages, each rendered from operation answers (JSON values shaped by the
-//! library's response types): search, a passage, the tree, the API reference.
+//! The pages, each rendered from the operations' typed answers: search, a
+//! passage, the tree, an error explained, the API reference.
 
 use super::highlight;
 use super::html::{attr, esc, marked, path, query_value};
-use serde_json::Value;
+use crate::ops::explain::ExplainArgs;
+use crate::ops::search::SearchArgs;
+use cairn_search::explain::{Cited, ExplainResponse};
+use cairn_search::{
+    Filters, Hit, RetrieveResponse, SearchResponse, TextFormat, TreeResponse, VersionResponse,
+};
 use std::fmt::Write;
+use utoipa::openapi::OpenApi;
+use utoipa::openapi::path::{Operation, Parameter};
 
-/// The doctypes a search may be limited to (the library's names).
-pub const DOCTYPES: [&str; 7] = [
-    "code", "doc", "readme", "notebook", "example", "test", "config",
-];
-
-/// A string field of `v` ("" when missing).
-fn s<'a>(v: &'a Value, key: &str) -> &'a str {
-    v.get(key).and_then(Value::as_str).unwrap_or("")
-}
-
-/// A number field of `v` (0 when missing).
-fn n(v: &Value, key: &str) -> u64 {
-    v.get(key).and_then(Value::as_u64).unwrap_or(0)
+/// A value's name on the wire (an enum's serde name), for showing it.
+fn wire_name<T: serde::Serialize>(v: &T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
 }
 
 /// What a search page was asked: the query and its filters, from the URL.
@@ -38,20 +38,24 @@ pub struct SearchForm {
 
 impl SearchForm {
     /// The arguments of the search operation.
-    pub fn args(&self) -> Value {
-        let mut m = serde_json::Map::new();
-        m.insert("query".into(), Value::String(self.q.clone()));
-        m.insert("limit".into(), Value::from(20));
-        for (k, v) in [
-            ("toolkit", &self.toolkit),
-            ("doctype", &self.doctype),
-            ("repo", &self.repo),
-        ] {
-            if !v.is_empty() {
-                m.insert(k.into(), Value::Array(vec![Value::String(v.clone())]));
-            }
+    pub fn args(&self) -> SearchArgs {
+        let one = |v: &String| match v.is_empty() {
+            true => Vec::new(),
+            false => vec![v.clone()],
+        };
+        SearchArgs {
+            query: self.q.clone(),
+            queries: Vec::new(),
+            limit: Some(20),
+            filters: Filters {
+                toolkit: one(&self.toolkit),
+                doctype: one(&self.doctype),
+                repo: one(&self.repo),
+                ..Filters::default()
+            },
+            threshold: None,
+            mode: None,
         }
-        Value::Object(m)
     }
 
     /// This form's URL with `scores` set to `on`.
@@ -98,15 +102,16 @@ fn select(name: &str, label: &str, chosen: &str, choices: &[String]) -> String {
 /// filter choices this caller may see.
 pub fn search(
     form: &SearchForm,
-    version: &Value,
-    answer: Option<&Value>,
+    version: &VersionResponse,
+    answer: Option<&SearchResponse>,
     error: Option<&str>,
 ) -> String {
-    let repos = repo_field(version, "name");
-    let mut toolkits = repo_field(version, "toolkit");
-    toolkits.sort();
-    toolkits.dedup();
-    let doctypes: Vec<String> = DOCTYPES.iter().map(|d| (*d).to_owned()).collect();
+    let repos: Vec<String> = version.repos.iter().map(|r| r.name.clone()).collect();
+    let toolkits = toolkits(version);
+    let doctypes: Vec<String> = cairn_index::Doctype::ALL
+        .iter()
+        .map(|d| d.as_str().to_owned())
+        .collect();
     let mut main = format!(
         r#"<h1 class="visually-hidden">Search</h1>
 <form class="search" action="/" method="get" role="search">
@@ -134,33 +139,28 @@ pub fn search(
 
 /// What the index holds: each repository the visitor may see, its toolkit,
 /// its description and the commit indexed (stale ones say so).
-fn indexed(version: &Value) -> String {
-    let repos = version
-        .get("repos")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if repos.is_empty() {
+fn indexed(version: &VersionResponse) -> String {
+    if version.repos.is_empty() {
         return String::new();
     }
     let mut out = String::from("<h2>What is indexed</h2><dl class=\"indexed\">");
-    for r in &repos {
-        let commit = s(r, "commit");
+    for r in &version.repos {
+        let commit = r.commit.as_deref().unwrap_or("");
         let _ = write!(
             out,
             "<dt><a href=\"/?q=&amp;toolkit={tk}\">{name}</a> <span class=\"tag\">{tk}</span></dt><dd>{desc}<span class=\"meta\">{branch} @ <code>{commit}</code>{stale}</span></dd>",
-            tk = attr(s(r, "toolkit")),
-            name = esc(s(r, "name")),
-            desc = match s(r, "description") {
+            tk = attr(&r.toolkit),
+            name = esc(&r.name),
+            desc = match r.description.as_str() {
                 "" => String::new(),
                 d => format!("{} ", esc(d)),
             },
-            branch = esc(s(r, "default_branch")),
+            branch = esc(r.default_branch.as_deref().unwrap_or("")),
             commit = esc(&commit.chars().take(12).collect::<String>()),
-            stale = match r.get("stale").and_then(Value::as_bool) {
-                Some(true) =>
+            stale = match r.stale {
+                true =>
                     " · <strong>stale</strong>: the last fetch failed, this is the commit fetched before",
-                _ => "",
+                false => "",
             },
         );
     }
@@ -169,21 +169,17 @@ fn indexed(version: &Value) -> String {
 }
 
 /// The hits of a search answer, as the results section.
-pub fn results(form: &SearchForm, a: &Value) -> String {
-    let hits = a
-        .get("hits")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+pub fn results(form: &SearchForm, a: &SearchResponse) -> String {
+    let hits = &a.hits;
     let mut out = String::new();
-    if a.get("insufficient_evidence").and_then(Value::as_bool) == Some(true) || hits.is_empty() {
+    if a.insufficient_evidence || hits.is_empty() {
         let _ = write!(
             out,
             "<p class=\"insufficient\" role=\"status\">Nothing here answers this well: the index holds no passage close enough to “{}”. Try other words, or fewer filters.</p>",
             esc(&form.q)
         );
     }
-    if let Some(notice) = a.get("notice").and_then(Value::as_str) {
+    if let Some(notice) = &a.notice {
         let _ = write!(out, "<p class=\"notice\">{}</p>", esc(notice));
     }
     if hits.is_empty() {
@@ -200,14 +196,11 @@ pub fn results(form: &SearchForm, a: &Value) -> String {
             "show scores"
         }
     );
-    for h in &hits {
-        let (doc, start, end) = (s(h, "doc_id"), n(h, "start_line"), n(h, "end_line"));
+    for h in hits {
+        let (doc, start, end) = (h.doc_id.as_str(), h.start_line, h.end_line);
         // The passage page highlights the focus (the few lines that answer
         // best) within the cited span, and opens at it.
-        let focus = match (h.get("focus_start"), h.get("focus_end")) {
-            (Some(fs), Some(fe)) => fs.as_u64().zip(fe.as_u64()),
-            _ => None,
-        };
+        let focus = h.focus_start.zip(h.focus_end);
         let href = match focus {
             Some((fs, fe)) => format!(
                 "/doc/{}?lines={start}-{end}&focus={fs}-{fe}#L{fs}",
@@ -223,31 +216,20 @@ pub fn results(form: &SearchForm, a: &Value) -> String {
 "#,
             href = attr(&href),
             doc = esc(doc),
-            toolkit = esc(s(h, "toolkit")),
-            doctype = esc(s(h, "doctype")),
+            toolkit = esc(&h.toolkit),
+            doctype = esc(&h.doctype),
             title = title_span(h),
-            snippet = marked(s(h, "snippet")),
+            snippet = marked(&h.snippet),
         );
-        if form.scores
-            && let Some(b) = h.get("breakdown")
-        {
-            let f = |k: &str| b.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+        if form.scores {
+            let b = &h.breakdown;
             let _ = write!(
                 out,
                 "<p class=\"scores\">score {:.4} = rrf {:.4} × weight {:.2} · bm25 {:.2} · cosine {:.3}</p>",
-                h.get("score").and_then(Value::as_f64).unwrap_or(0.0),
-                f("rrf"),
-                f("weight"),
-                f("bm25"),
-                f("vector")
+                h.score, b.rrf, b.weight, b.bm25, b.vector
             );
         }
-        let _ = writeln!(
-            out,
-            "<p class=\"links\"><a href=\"{}\" rel=\"noopener\">on the default branch</a> · <a href=\"{}\" rel=\"noopener\">permalink at the commit</a></p></li>",
-            attr(s(h, "github_url")),
-            attr(s(h, "permalink"))
-        );
+        let _ = writeln!(out, "{}</li>", github_links(&h.github_url, &h.permalink));
     }
     out.push_str("</ol>");
     out
@@ -256,31 +238,17 @@ pub fn results(form: &SearchForm, a: &Value) -> String {
 /// A passage page: `cited` is the retrieve answer for the cited lines,
 /// `window` the one for the lines around them (it holds `cited`'s lines).
 pub fn passage(
-    cited: &Value,
-    window: &Value,
+    cited: &RetrieveResponse,
+    window: &RetrieveResponse,
     before: u32,
     after: u32,
     focus: Option<(u32, u32)>,
 ) -> String {
-    let doc = s(cited, "doc_id");
-    let (a, b) = (n(cited, "start_line") as u32, n(cited, "end_line") as u32);
-    let (w_start, w_end, total) = (
-        n(window, "start_line") as u32,
-        n(window, "end_line") as u32,
-        n(window, "total_lines") as u32,
-    );
-    let text = s(window, "text");
-    let mut lines: Vec<&str> = text.split('\n').collect();
-    let raw_lines: Vec<u32> = window
-        .get("raw_lines")
-        .and_then(Value::as_array)
-        .map(|v| {
-            v.iter()
-                .filter_map(Value::as_u64)
-                .map(|x| x as u32)
-                .collect()
-        })
-        .unwrap_or_default();
+    let doc = cited.doc_id.as_str();
+    let (a, b) = (cited.start_line, cited.end_line);
+    let (w_start, w_end, total) = (window.start_line, window.end_line, window.total_lines);
+    let mut lines: Vec<&str> = window.text.split('\n').collect();
+    let raw_lines = &window.raw_lines;
     // The text's final newline ends its last line; it starts no row of its own.
     let rows = match raw_lines.is_empty() {
         true => (w_end + 1).saturating_sub(w_start) as usize,
@@ -294,7 +262,7 @@ pub fn passage(
         None => w_start + i as u32,
     };
     let coloured = highlight::lines(doc, &lines);
-    let permalink = s(cited, "permalink");
+    let permalink = cited.permalink.as_str();
     let markdown = format!("[{doc}:{a}-{b}]({permalink})");
     let plain = format!("{doc}, lines {a}-{b}, {permalink}");
     let lines_q = format!("{a}-{b}");
@@ -320,15 +288,15 @@ pub fn passage(
         crumbs = crumbs(doc),
         doc_e = esc(doc),
         commit = esc(commit_of(permalink)),
-        sha = esc(s(cited, "content_sha256")),
-        version = esc(s(cited, "index_version")),
+        sha = esc(&cited.content_sha256),
+        version = esc(&cited.index_version),
         md = attr(&markdown),
         plain = attr(&plain),
         md_text = esc(&markdown),
-        github = attr(s(cited, "github_url")),
+        github = attr(&cited.github_url),
         permalink_a = attr(permalink),
     );
-    if s(window, "text_format") == "notebook-cells" {
+    if window.text_format == TextFormat::NotebookCells {
         out.push_str("<p class=\"notice\">A notebook, shown as its cells; line numbers are the raw <code>.ipynb</code> lines each stands for.</p>");
     }
     // One read holds at most MAX_SPAN_LINES: a full window cannot show more.
@@ -404,7 +372,7 @@ fn crumbs(doc: &str) -> String {
 }
 
 /// A browse page: the tree answer's entries under `prefix`.
-pub fn browse(prefix: &str, tree: &Value) -> String {
+pub fn browse(prefix: &str, tree: &TreeResponse) -> String {
     let mut out = String::new();
     if prefix.is_empty() {
         out.push_str("<h1>Browse</h1>");
@@ -416,28 +384,24 @@ pub fn browse(prefix: &str, tree: &Value) -> String {
             esc(prefix)
         );
     }
-    let entries = tree
-        .get("entries")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let entries = &tree.entries;
     if entries.is_empty() {
         out.push_str("<p>Nothing here.</p>");
         return out;
     }
     out.push_str("<ul class=\"tree\">");
-    for e in &entries {
-        let p = s(e, "path");
+    for e in entries {
+        let p = e.path.as_str();
         let name = p.rsplit('/').next().unwrap_or(p);
-        if s(e, "kind") == "file" {
-            let lines = n(e, "lines");
+        if e.kind == "file" {
+            let lines = e.lines.unwrap_or(0);
             let _ = write!(
                 out,
                 "<li class=\"file\"><a href=\"/doc/{}?lines=1-{}\">{}</a> <span class=\"tag\">{}</span> <span class=\"muted\">{lines} lines</span></li>",
                 attr(&path(p)),
                 lines.clamp(1, 40),
                 esc(name),
-                esc(s(e, "doctype")),
+                esc(e.doctype.as_deref().unwrap_or("")),
             );
         } else {
             let _ = write!(
@@ -445,13 +409,13 @@ pub fn browse(prefix: &str, tree: &Value) -> String {
                 "<li class=\"dir\"><a href=\"/browse/{}\">{}/</a> <span class=\"muted\">{} files · {}</span></li>",
                 attr(&path(p)),
                 esc(name),
-                n(e, "files"),
-                esc(s(e, "kind")),
+                e.files.unwrap_or(0),
+                esc(e.kind),
             );
         }
     }
     out.push_str("</ul>");
-    if tree.get("truncated").and_then(Value::as_bool) == Some(true) {
+    if tree.truncated {
         out.push_str("<p class=\"notice\">Only the first entries are listed.</p>");
     }
     out
@@ -459,32 +423,31 @@ pub fn browse(prefix: &str, tree: &Value) -> String {
 
 /// The API reference, from the OpenAPI document: each operation, its
 /// parameters and a curl line.
-pub fn api(doc: &Value, base: &str) -> String {
+pub fn api(doc: &OpenApi, base: &str) -> String {
     let mut out = String::from(
         "<h1>HTTP API</h1><p>Every operation answers JSON; errors are RFC 9457 <code>application/problem+json</code> naming the field at fault. Send <code>Authorization: Bearer $CAIRN_TOKEN</code> (make one with <code>cairn token add NAME</code>). The machine-readable document is <a href=\"/openapi.json\">/openapi.json</a> (import it as a GPT Action).</p>",
     );
     // Every (method, path, operation) of the document, in its order.
-    let ops: Vec<(&str, &str, &Value)> = doc
-        .get("paths")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
+    let ops: Vec<(&str, &str, &Operation)> = doc
+        .paths
+        .paths
+        .iter()
         .flat_map(|(p, item)| {
-            item.as_object()
+            [("get", &item.get), ("post", &item.post)]
                 .into_iter()
-                .flatten()
-                .map(move |(m, op)| (m.as_str(), p.as_str(), op))
+                .filter_map(move |(m, op)| Some((m, p.as_str(), op.as_ref()?)))
         })
         .collect();
+    let id = |op: &Operation| op.operation_id.clone().unwrap_or_default();
     out.push_str("<nav aria-label=\"Operations\"><ul class=\"toc\">");
     for (method, p, op) in &ops {
         let _ = write!(
             out,
             "<li><a href=\"#{}\"><code>{} {}</code></a> {}</li>",
-            attr(s(op, "operationId")),
+            attr(&id(op)),
             esc(&method.to_uppercase()),
             esc(p),
-            esc(s(op, "summary"))
+            esc(op.summary.as_deref().unwrap_or(""))
         );
     }
     out.push_str("</ul></nav>");
@@ -492,30 +455,22 @@ pub fn api(doc: &Value, base: &str) -> String {
         let _ = write!(
             out,
             "<section class=\"op\" id=\"{}\"><h2><code>{} {}</code></h2><p>{}</p>",
-            attr(s(op, "operationId")),
+            attr(&id(op)),
             esc(&method.to_uppercase()),
             esc(p),
-            esc(s(op, "description"))
+            esc(op.description.as_deref().unwrap_or(""))
         );
-        let params = op
-            .get("parameters")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let params: &[Parameter] = op.parameters.as_deref().unwrap_or_default();
         if !params.is_empty() {
             out.push_str("<table class=\"params\"><thead><tr><th scope=\"col\">Parameter</th><th scope=\"col\">In</th><th scope=\"col\">Required</th><th scope=\"col\">Meaning</th></tr></thead><tbody>");
-            for prm in &params {
+            for prm in params {
                 let _ = write!(
                     out,
                     "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    esc(s(prm, "name")),
-                    esc(s(prm, "in")),
-                    if prm.get("required").and_then(Value::as_bool) == Some(true) {
-                        "yes"
-                    } else {
-                        "no"
-                    },
-                    esc(s(prm, "description"))
+                    esc(&prm.name),
+                    esc(&wire_name(&prm.parameter_in)),
+                    if required(prm) { "yes" } else { "no" },
+                    esc(prm.description.as_deref().unwrap_or(""))
                 );
             }
             out.push_str("</tbody></table>");
@@ -523,14 +478,18 @@ pub fn api(doc: &Value, base: &str) -> String {
         let _ = write!(
             out,
             "<pre class=\"curl\" tabindex=\"0\"><code>{}</code></pre></section>",
-            esc(&curl(base, p, method, &params, op))
+            esc(&curl(base, p, method, params))
         );
     }
     out
 }
 
+fn required(prm: &Parameter) -> bool {
+    matches!(prm.required, utoipa::openapi::Required::True)
+}
+
 /// A curl line for one operation, with the required parameters filled by example values.
-fn curl(base: &str, p: &str, method: &str, params: &[Value], op: &Value) -> String {
+fn curl(base: &str, p: &str, method: &str, params: &[Parameter]) -> String {
     let example = |name: &str| match name {
         "query" => "emcee multiprocessing Pool",
         "doc_id" => "general_tools/emcee/src/emcee/ensemble.py",
@@ -542,14 +501,8 @@ fn curl(base: &str, p: &str, method: &str, params: &[Value], op: &Value) -> Stri
     if method == "get" {
         let q: Vec<String> = params
             .iter()
-            .filter(|prm| prm.get("required").and_then(Value::as_bool) == Some(true))
-            .map(|prm| {
-                format!(
-                    "{}={}",
-                    s(prm, "name"),
-                    query_value(example(s(prm, "name")))
-                )
-            })
+            .filter(|prm| required(prm))
+            .map(|prm| format!("{}={}", prm.name, query_value(example(&prm.name))))
             .collect();
         let sep = if q.is_empty() { "" } else { "?" };
         format!(
@@ -557,13 +510,12 @@ fn curl(base: &str, p: &str, method: &str, params: &[Value], op: &Value) -> Stri
             q.join("&")
         )
     } else {
-        let body = match op.pointer("/requestBody/content/application~1json/example") {
-            Some(e) => e.to_string(),
-            None => match p {
-                "/search" | "/context" => r#"{"query": "emcee multiprocessing Pool"}"#.to_owned(),
-                "/retrieve" => r#"{"doc_id": "general_tools/emcee/src/emcee/ensemble.py", "start": 560, "end": 570}"#.to_owned(),
-                _ => "{}".to_owned(),
-            },
+        let body = match p {
+            "/search" | "/context" => r#"{"query": "emcee multiprocessing Pool"}"#,
+            "/retrieve" => {
+                r#"{"doc_id": "general_tools/emcee/src/emcee/ensemble.py", "start": 560, "end": 570}"#
+            }
+            _ => "{}",
         };
         format!(
             "curl -X POST -H \"Authorization: Bearer $CAIRN_TOKEN\" -H 'content-type: application/json' \\\n  -d '{body}' {base}{p}"
@@ -615,28 +567,25 @@ pub struct ExplainForm {
 
 impl ExplainForm {
     /// The operation's arguments.
-    pub fn args(&self) -> Value {
-        let mut a = serde_json::json!({ "text": self.text });
-        if !self.toolkit.is_empty() {
-            a["toolkit"] = Value::from(self.toolkit.clone());
+    pub fn args(&self) -> ExplainArgs {
+        let given = |v: &String| (!v.is_empty()).then(|| v.clone());
+        ExplainArgs {
+            text: self.text.clone(),
+            toolkit: given(&self.toolkit),
+            version: given(&self.version),
+            limit: None,
         }
-        if !self.version.is_empty() {
-            a["version"] = Value::from(self.version.clone());
-        }
-        a
     }
 }
 
 /// The explain page: the form, then the answer or the error.
 pub fn explain(
     form: &ExplainForm,
-    version: &Value,
-    answer: Option<&Value>,
+    version: &VersionResponse,
+    answer: Option<&ExplainResponse>,
     error: Option<&str>,
 ) -> String {
-    let mut toolkits = repo_field(version, "toolkit");
-    toolkits.sort();
-    toolkits.dedup();
+    let toolkits = toolkits(version);
     let mut main = format!(
         r#"<h1>Explain an error</h1>
 <form class="explain" action="/errors" method="post">
@@ -658,13 +607,12 @@ pub fn explain(
     main
 }
 
-/// One field of each repository a version answer lists.
-fn repo_field(version: &Value, field: &str) -> Vec<String> {
-    version
-        .get("repos")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().map(|r| s(r, field).to_owned()).collect())
-        .unwrap_or_default()
+/// The toolkits a version answer lists, sorted, each once.
+fn toolkits(version: &VersionResponse) -> Vec<String> {
+    let mut t: Vec<String> = version.repos.iter().map(|r| r.toolkit.clone()).collect();
+    t.sort();
+    t.dedup();
+    t
 }
 
 /// A heading and its list (`list` is the opening tag's inside), when it has items.
@@ -677,99 +625,95 @@ fn section(out: &mut String, heading: &str, list: &str, items: &[String]) {
 }
 
 /// ` § title` for a hit with a section title.
-fn title_span(h: &Value) -> String {
-    match s(h, "title") {
+fn title_span(h: &Hit) -> String {
+    match h.title.as_str() {
         "" => String::new(),
         t => format!(" <span class=\"title\">§ {}</span>", esc(t)),
     }
 }
 
-/// A cited span as a link to its passage page and both GitHub links.
-fn cited_links(v: &Value) -> (String, String) {
-    let (doc, start, end) = (s(v, "doc_id"), n(v, "start_line"), n(v, "end_line"));
+/// Both GitHub links of a cited span.
+fn github_links(github_url: &str, permalink: &str) -> String {
+    format!(
+        "<p class=\"links\"><a href=\"{}\" rel=\"noopener\">on the default branch</a> · <a href=\"{}\" rel=\"noopener\">permalink at the commit</a></p>",
+        attr(github_url),
+        attr(permalink)
+    )
+}
+
+/// A cited span as a link to its passage page.
+fn passage_link(doc: &str, start: u32, end: u32) -> String {
     let href = format!("/doc/{}?lines={start}-{end}", path(doc));
+    format!(
+        "<a href=\"{}\">{}<span class=\"span\">:{start}-{end}</span></a>",
+        attr(&href),
+        esc(doc)
+    )
+}
+
+/// A cited span as a link to its passage page and both GitHub links.
+fn cited_links(c: &Cited) -> (String, String) {
     (
-        format!(
-            "<a href=\"{}\">{}<span class=\"span\">:{start}-{end}</span></a>",
-            attr(&href),
-            esc(doc)
-        ),
-        format!(
-            "<p class=\"links\"><a href=\"{}\" rel=\"noopener\">on the default branch</a> · <a href=\"{}\" rel=\"noopener\">permalink at the commit</a></p>",
-            attr(s(v, "github_url")),
-            attr(s(v, "permalink"))
-        ),
+        passage_link(&c.doc_id, c.start_line, c.end_line),
+        github_links(&c.github_url, &c.permalink),
     )
 }
 
 /// An explain answer: the parsed error, raise sites, frames, explaining passages.
-fn explained(a: &Value) -> String {
+fn explained(a: &ExplainResponse) -> String {
     let mut out = String::new();
-    let p = a.get("parsed").cloned().unwrap_or(Value::Null);
+    let p = &a.parsed;
     let _ = write!(
         out,
         "<p class=\"parsed\"><code>{}</code>{} <span class=\"tag\">{}</span></p>",
-        esc(s(&p, "exception")),
-        match s(&p, "message").lines().next() {
+        esc(p.exception.as_deref().unwrap_or("")),
+        match p.message.lines().next() {
             Some(m) if !m.is_empty() => format!(": {}", esc(m)),
             _ => String::new(),
         },
-        esc(s(&p, "shape"))
+        esc(&wire_name(&p.shape))
     );
-    if a.get("insufficient_evidence").and_then(Value::as_bool) == Some(true) {
+    if a.insufficient_evidence {
         out.push_str("<p class=\"insufficient\" role=\"status\">Nothing indexed raises or explains this error.</p>");
     }
-    for n in a
-        .get("notices")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let _ = write!(
-            out,
-            "<p class=\"notice\">{}</p>",
-            esc(n.as_str().unwrap_or(""))
-        );
+    for n in &a.notices {
+        let _ = write!(out, "<p class=\"notice\">{}</p>", esc(n));
     }
-    let list = |k: &str| {
-        a.get(k)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
-    let sites: Vec<String> = list("raise_sites")
+    let sites: Vec<String> = a
+        .raise_sites
         .iter()
         .map(|site| {
-            let (link, links) = cited_links(site);
+            let (link, links) = cited_links(&site.at);
             format!(
                 "<li class=\"hit\"><h3>{link}</h3><p class=\"meta\"><span class=\"tag\">{}</span> in <code>{}</code> · explains {:.0}% of the message{}</p><pre class=\"snippet\">{}</pre>{links}</li>",
-                esc(s(site, "exception")),
-                esc(match s(site, "function") {
+                esc(&site.exception),
+                esc(match site.function.as_str() {
                     "" => "<module>",
                     f => f,
                 }),
-                site.get("explained").and_then(Value::as_f64).unwrap_or(0.0) * 100.0,
-                if site.get("at_frame").and_then(Value::as_bool) == Some(true) {
+                site.explained * 100.0,
+                if site.at_frame {
                     " · the traceback's own frame"
                 } else {
                     ""
                 },
-                esc(s(site, "source")),
+                esc(&site.source),
             )
         })
         .collect();
     section(&mut out, "Raised at", "ol class=\"hits\"", &sites);
-    let frames: Vec<String> = list("frames")
+    let frames: Vec<String> = a
+        .frames
         .iter()
         .filter_map(|f| {
-            let fr = f.get("frame")?;
-            let (link, _) = cited_links(f.get("at")?);
+            let fr = &f.frame;
+            let (link, _) = cited_links(f.at.as_ref()?);
             Some(format!(
                 "<li><code>{}:{}</code> in <code>{}</code> → {link} <span class=\"tag\">{}</span></li>",
-                esc(s(fr, "file")),
-                n(fr, "line"),
-                esc(s(fr, "function")),
-                esc(s(f, "located")),
+                esc(&fr.file),
+                fr.line,
+                esc(&fr.function),
+                esc(&f.located.as_ref().map(wire_name).unwrap_or_default()),
             ))
         })
         .collect();
@@ -779,25 +723,26 @@ fn explained(a: &Value) -> String {
         "ul class=\"frames\"",
         &frames,
     );
-    let hits: Vec<String> = list("explains")
+    let hits: Vec<String> = a
+        .explains
         .iter()
         .map(|h| {
-            let (link, links) = cited_links(h);
             format!(
-                "<li class=\"hit\"><h3>{link}</h3><p class=\"meta\"><span class=\"tag\">{}</span> <span class=\"tag\">{}</span>{}</p><pre class=\"snippet\">{}</pre>{links}</li>",
-                esc(s(h, "toolkit")),
-                esc(s(h, "doctype")),
+                "<li class=\"hit\"><h3>{}</h3><p class=\"meta\"><span class=\"tag\">{}</span> <span class=\"tag\">{}</span>{}</p><pre class=\"snippet\">{}</pre>{}</li>",
+                passage_link(&h.doc_id, h.start_line, h.end_line),
+                esc(&h.toolkit),
+                esc(&h.doctype),
                 title_span(h),
-                marked(s(h, "snippet")),
+                marked(&h.snippet),
+                github_links(&h.github_url, &h.permalink),
             )
         })
         .collect();
     section(&mut out, "What explains it", "ol class=\"hits\"", &hits);
-    let history = a.get("history").cloned().unwrap_or(Value::Null);
     let _ = write!(
         out,
         "<p class=\"hint\">History: {}</p>",
-        esc(s(&history, "note"))
+        esc(&a.history.note)
     );
     out
 }

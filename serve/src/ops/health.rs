@@ -1,0 +1,36 @@
+//! `health`: liveness, with counts of what the caller can see.
+
+use super::{Call, Meta, Method, NoArgs, Op, Route, Who};
+use crate::problem::ApiError;
+use cairn_search::HealthResponse;
+
+/// The operation.
+pub struct Health;
+
+impl Op for Health {
+    type Args = NoArgs;
+    type Output = HealthResponse;
+    const META: Meta = Meta {
+        tool: Some("health"),
+        routes: &[Route {
+            method: Method::Get,
+            path: "/health",
+            operation_id: "getHealth",
+            summary: "Liveness and counts.",
+        }],
+        tag: "status",
+        description: "Liveness: 200 while the server runs, with document counts by doctype (and by repository for a caller with credentials).",
+        answers: "The server is up; counts of what the caller can see",
+        who: Who::Public,
+        ..Meta::READ
+    };
+
+    fn run(_: NoArgs, call: &Call) -> Result<HealthResponse, ApiError> {
+        let mut health = call.engine.health(call.caller.groups());
+        // Probes need no names: without credentials, counts only.
+        if call.anonymous {
+            health.docs_by_repo.clear();
+        }
+        Ok(health)
+    }
+}

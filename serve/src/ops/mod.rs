@@ -1,0 +1,385 @@
+//! The operations, one file each: its typed arguments (serde, JSON schema,
+//! clap), its typed answer (serde, OpenAPI schema, a text rendering), what
+//! it is (name, description, routes, who may call it, whether it runs on
+//! the CPU pool) and how it runs. [`OPERATIONS`] lists them; HTTP routes
+//! ([`crate::http::api`]), MCP tools ([`crate::mcp`]), the OpenAPI document
+//! ([`crate::http::openapi`]) and the CLI's subcommands are all generated
+//! from it, and every call runs through [`run`], so no two connectors can
+//! answer the same question differently.
+//!
+//! Adding an operation is one file here and one line in [`OPERATIONS`].
+//! This module depends on the search library and on [`crate::problem`] and
+//! [`crate::pool`] only; the connectors depend on it.
+
+pub mod context;
+pub mod explain;
+pub mod health;
+pub mod ready;
+pub mod retrieve;
+pub mod retrieve_batch;
+pub mod schema;
+pub mod search;
+pub mod set_weight;
+pub mod tree;
+pub mod version;
+
+use crate::pool::CpuPool;
+use crate::problem::{ApiError, parse_json};
+use cairn_search::{Caller, Engine};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+use utoipa::ToSchema;
+
+/// One operation: everything about it, in its own file.
+pub trait Op: 'static {
+    /// What a caller sends (a JSON body, a query string, MCP arguments or CLI flags).
+    type Args: DeserializeOwned + JsonSchema + clap::Args + Send + 'static;
+    /// What it answers.
+    type Output: Serialize + ToSchema + Send + 'static;
+    /// What it is and where it is offered.
+    const META: Meta;
+    /// The answer, computed on this thread (the CPU pool's, when [`Meta::on_cpu`]).
+    fn run(args: Self::Args, call: &Call) -> Result<Self::Output, ApiError>;
+    /// The answer for a person or a model to read (MCP's text, the CLI's output).
+    fn text(output: &Self::Output) -> String {
+        serde_json::to_string_pretty(output).unwrap_or_default()
+    }
+}
+
+/// What an operation is and where it is offered.
+pub struct Meta {
+    /// The MCP tool and CLI subcommand name; `None` for HTTP-only probes.
+    pub tool: Option<&'static str>,
+    /// Its HTTP routes.
+    pub routes: &'static [Route],
+    /// The OpenAPI tag.
+    pub tag: &'static str,
+    /// What it does, for a model choosing a tool or an action (≤ 300 characters).
+    pub description: &'static str,
+    /// What a success holds (the OpenAPI 200 response).
+    pub answers: &'static str,
+    /// Who may call it.
+    pub who: Who,
+    /// Whether it runs on the CPU pool (embedding, ranking), within the deadline.
+    pub on_cpu: bool,
+    /// Whether it changes nothing (MCP's readOnlyHint; GPT Actions' isConsequential is its negation).
+    pub read_only: bool,
+    /// Whether the CLI offers it as a subcommand (status probes are for servers).
+    pub cli: bool,
+}
+
+impl Meta {
+    /// What most operations are: a read any caller may make, on this
+    /// thread, offered by MCP and HTTP but not the CLI. Each file overrides
+    /// what differs.
+    pub const READ: Meta = Meta {
+        tool: None,
+        routes: &[],
+        tag: "",
+        description: "",
+        answers: "",
+        who: Who::Caller,
+        on_cpu: false,
+        read_only: true,
+        cli: false,
+    };
+}
+
+/// Who may call an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Who {
+    /// Anyone, without credentials (probes).
+    Public,
+    /// Any authenticated caller; what it sees is limited by its groups.
+    Caller,
+    /// Admins only; the library refuses anyone else.
+    Admin,
+}
+
+/// An HTTP method an operation answers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Arguments in the query string.
+    Get,
+    /// Arguments as a JSON body.
+    Post,
+}
+
+/// One HTTP binding of an operation.
+#[derive(Clone, Copy, Debug)]
+pub struct Route {
+    /// The method.
+    pub method: Method,
+    /// The path.
+    pub path: &'static str,
+    /// The OpenAPI operationId (unique; GPT Actions names the action by it).
+    pub operation_id: &'static str,
+    /// One line for the OpenAPI summary.
+    pub summary: &'static str,
+}
+
+/// An operation with its types erased: what the table holds and the
+/// connectors iterate over.
+pub struct Operation {
+    /// What it is.
+    pub meta: Meta,
+    /// Its arguments' JSON schema (the MCP input schema, and the source of
+    /// the OpenAPI body and query parameters).
+    pub input: fn() -> Arc<rmcp::model::JsonObject>,
+    /// Its arguments' OpenAPI schemas; returns the name of the top one.
+    pub body: schema::Schemas,
+    /// Its answer's OpenAPI schemas; returns the name of the top one.
+    pub output: schema::Schemas,
+    /// Adds its arguments to a CLI subcommand (their clap definition).
+    pub flags: fn(clap::Command) -> clap::Command,
+    /// Parses the arguments and runs it.
+    run: for<'a> fn(Input<'a>, Call) -> BoxAnswer<'a>,
+    /// Runs it on this thread with arguments parsed from CLI flags.
+    local: fn(&clap::ArgMatches, &Call) -> Result<Answer, ApiError>,
+}
+
+/// No arguments.
+#[derive(Debug, serde::Deserialize, JsonSchema, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// A running call's eventual answer.
+type BoxAnswer<'a> = Pin<Box<dyn Future<Output = Result<Answer, ApiError>> + Send + 'a>>;
+
+/// The table entry of `O`.
+pub const fn operation<O: Op>() -> Operation {
+    Operation {
+        meta: O::META,
+        input: schema::input::<O::Args>,
+        body: schema::openapi::<O::Args>,
+        output: schema::output::<O::Output>,
+        flags: <O::Args as clap::Args>::augment_args,
+        run: run_erased::<O>,
+        local: run_local::<O>,
+    }
+}
+
+/// Every operation, in the order tools are listed.
+pub static OPERATIONS: &[Operation] = &[
+    operation::<search::Search>(),
+    operation::<retrieve::Retrieve>(),
+    operation::<retrieve_batch::RetrieveBatch>(),
+    operation::<tree::Tree>(),
+    operation::<context::Context>(),
+    operation::<explain::Explain>(),
+    operation::<version::Version>(),
+    operation::<health::Health>(),
+    operation::<ready::Ready>(),
+    operation::<set_weight::SetWeight>(),
+];
+
+impl Operation {
+    /// Runs the operation on `args` for `call`. The arguments are parsed
+    /// first, so bad input is refused at once whatever the load.
+    pub async fn run(&'static self, args: Input<'_>, call: Call) -> Result<Answer, ApiError> {
+        (self.run)(args, call).await
+    }
+
+    /// Runs the operation for the CLI: `flags` were parsed by a command
+    /// that [`Operation::flags`] built; the work runs on this thread.
+    pub fn run_local(&self, flags: &clap::ArgMatches, call: &Call) -> Result<Answer, ApiError> {
+        (self.local)(flags, call)
+    }
+}
+
+fn run_erased<O: Op>(args: Input<'_>, call: Call) -> BoxAnswer<'_> {
+    Box::pin(async move {
+        let args = args.parse::<O::Args>()?;
+        let text = call.text;
+        let output = run::<O>(args, call).await?;
+        Ok(Answer::of::<O>(&output, text))
+    })
+}
+
+fn run_local<O: Op>(flags: &clap::ArgMatches, call: &Call) -> Result<Answer, ApiError> {
+    let args = <O::Args as clap::FromArgMatches>::from_arg_matches(flags)
+        .map_err(|e| ApiError::malformed(None, e.to_string()))?;
+    let output = O::run(args, call)?;
+    Ok(Answer::of::<O>(&output, call.text))
+}
+
+/// Runs `O` on parsed arguments: on the CPU pool within the deadline when
+/// it says so and the call has a pool, else here. The typed entry point
+/// (the web pages, the CLI); connectors with untyped input use [`Operation::run`].
+pub async fn run<O: Op>(args: O::Args, call: Call) -> Result<O::Output, ApiError> {
+    match (&call.pool, O::META.on_cpu) {
+        (Some(pool), true) => {
+            let (pool, deadline) = (pool.clone(), call.deadline);
+            pool.run(deadline, move || O::run(args, &call)).await?
+        }
+        _ => O::run(args, &call),
+    }
+}
+
+/// The operation an MCP tool name names.
+pub fn by_tool(name: &str) -> Option<&'static Operation> {
+    OPERATIONS.iter().find(|o| o.meta.tool == Some(name))
+}
+
+/// Paths that answer without credentials.
+pub fn public_paths() -> impl Iterator<Item = &'static str> {
+    OPERATIONS
+        .iter()
+        .filter(|o| o.meta.who == Who::Public)
+        .flat_map(|o| o.meta.routes.iter().map(|r| r.path))
+}
+
+/// A fresh id naming one call in logs and problem bodies.
+pub fn new_trace_id() -> String {
+    let mut b = [0u8; 16];
+    rand::RngCore::fill_bytes(&mut rand::rng(), &mut b);
+    hex::encode(b)
+}
+
+/// Everything one call needs besides its arguments.
+#[derive(Clone)]
+pub struct Call {
+    /// The engine answering (held until the answer is built).
+    pub engine: Arc<Engine>,
+    /// Who is asking.
+    pub caller: Caller,
+    /// The caller presented no credentials (a public route's probe).
+    pub anonymous: bool,
+    /// Where CPU work runs (`None`: on the calling thread, as the CLI does).
+    pub pool: Option<CpuPool>,
+    /// When the answer stops being wanted.
+    pub deadline: Instant,
+    /// Names the call in logs and in failed batch items.
+    pub trace_id: String,
+    /// What was called (the HTTP path, or `mcp:<tool>`), for failed batch items.
+    pub instance: String,
+    /// Whether the answer's text is wanted (MCP shows it; HTTP sends JSON only).
+    pub text: bool,
+}
+
+impl Call {
+    /// A call by the local user (the CLI), on this thread, with no deadline
+    /// to speak of.
+    pub fn local(engine: Arc<Engine>) -> Self {
+        Self {
+            engine,
+            caller: Caller::local(),
+            anonymous: false,
+            pool: None,
+            deadline: Instant::now() + std::time::Duration::from_secs(24 * 3600),
+            trace_id: new_trace_id(),
+            instance: "cli".to_owned(),
+            text: true,
+        }
+    }
+
+    /// The caller's groups, owned, as library requests take them.
+    pub fn groups(&self) -> Option<Vec<String>> {
+        self.caller.groups.clone()
+    }
+
+    /// The version answering, as answers carry it.
+    pub fn index_version(&self) -> String {
+        self.engine.snapshot().version.to_string()
+    }
+}
+
+/// An answer: the JSON both connectors send, and the text an MCP client shows a model.
+pub struct Answer {
+    /// The structured result.
+    pub value: Value,
+    /// The same for a person or a model to read (empty unless [`Call::text`]).
+    pub text: String,
+}
+
+impl Answer {
+    /// `O`'s output as both connectors send it; its text only when wanted.
+    fn of<O: Op>(output: &O::Output, text: bool) -> Self {
+        Self {
+            value: serde_json::to_value(output).unwrap_or(Value::Null),
+            text: if text { O::text(output) } else { String::new() },
+        }
+    }
+}
+
+/// A call's arguments as they arrived.
+pub enum Input<'a> {
+    /// A JSON body, parsed straight into the arguments (so a field given
+    /// twice is refused, which a detour through `Value` would hide).
+    Json(&'a [u8]),
+    /// Arguments already in JSON form (MCP's, a query string's).
+    Value(Value),
+}
+
+impl Input<'_> {
+    /// The arguments as `T`, naming the field at fault. Fields the schema
+    /// does not list are refused here: arguments that flatten [`cairn_search::Filters`]
+    /// cannot ask serde to (it does not combine `deny_unknown_fields` with `flatten`).
+    pub fn parse<T: DeserializeOwned + JsonSchema + 'static>(&self) -> Result<T, ApiError> {
+        let keys: Vec<String> = match self {
+            Input::Json(bytes) => serde_json::from_slice::<serde_json::Map<String, Value>>(bytes)
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default(),
+            Input::Value(v) => v
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default(),
+        };
+        schema::refuse_unknown::<T>(&keys)?;
+        match self {
+            Input::Json(bytes) => parse_json(&mut serde_json::Deserializer::from_slice(bytes)),
+            Input::Value(v) => parse_json(v),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each operation appears once everywhere it is offered: its routes in
+    /// the OpenAPI document under its operationIds, its tool in the MCP list.
+    #[test]
+    fn every_operation_is_offered_from_this_table() {
+        let doc = serde_json::to_value(crate::http::openapi::document(None)).expect("json");
+        let mut ids = std::collections::BTreeSet::new();
+        let mut tools = std::collections::BTreeSet::new();
+        for op in OPERATIONS {
+            assert!(op.meta.description.len() <= 300, "{:?}", op.meta.tool);
+            for r in op.meta.routes {
+                let method = match r.method {
+                    Method::Get => "get",
+                    Method::Post => "post",
+                };
+                assert_eq!(
+                    doc["paths"][r.path][method]["operationId"], r.operation_id,
+                    "{method} {}",
+                    r.path
+                );
+                assert!(ids.insert(r.operation_id), "{} twice", r.operation_id);
+            }
+            if let Some(t) = op.meta.tool {
+                assert!(tools.insert(t), "{t} twice");
+                assert!(by_tool(t).is_some_and(|o| std::ptr::eq(o, op)));
+            }
+        }
+        let routes: usize = doc["paths"]
+            .as_object()
+            .expect("paths")
+            .values()
+            .map(|item| item.as_object().map_or(0, |m| m.len()))
+            .sum();
+        assert_eq!(routes, ids.len(), "no path the table does not list");
+        assert_eq!(
+            public_paths().collect::<Vec<_>>(),
+            ["/health", "/ready"],
+            "only probes answer without a token"
+        );
+    }
+}

@@ -1,0 +1,35 @@
+//! `retrieve`: the exact lines of one document.
+
+use super::{Call, Meta, Method, Op, Route};
+use crate::problem::ApiError;
+use cairn_search::{RetrieveResponse, SpanRequest};
+
+/// The operation.
+pub struct Retrieve;
+
+impl Op for Retrieve {
+    type Args = SpanRequest;
+    type Output = RetrieveResponse;
+    const META: Meta = Meta {
+        tool: Some("retrieve"),
+        routes: &[Route {
+            method: Method::Post,
+            path: "/retrieve",
+            operation_id: "retrievePassage",
+            summary: "Get the exact lines of a document.",
+        }],
+        tag: "retrieve",
+        description: "Returns lines start..end of a document (doc_id from a search hit) as at the indexed commit, with GitHub links and the file's sha256; a notebook's lines come as their cells (text_format notebook-cells), raw=true gives the exact bytes. Use it to read around a hit before quoting.",
+        answers: "The lines as at the indexed commit (a notebook's as its cells)",
+        cli: true,
+        ..Meta::READ
+    };
+
+    fn run(span: SpanRequest, call: &Call) -> Result<RetrieveResponse, ApiError> {
+        Ok(call.engine.retrieve(&span, call.caller.groups())?)
+    }
+
+    fn text(r: &RetrieveResponse) -> String {
+        r.to_string()
+    }
+}

@@ -1,0 +1,218 @@
+//! An operation's arguments described once, by their JSON schema (schemars,
+//! from the argument type): the MCP input schema is it; the OpenAPI body
+//! schema and GET query parameters are made from it; a query string's
+//! fields are typed by it; and unknown fields are refused against it.
+
+use crate::problem::ApiError;
+use cairn_search::Filters;
+use rmcp::model::JsonObject;
+use schemars::JsonSchema;
+use serde_json::Value;
+use std::sync::Arc;
+use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::{RefOr, Required, Schema};
+
+/// Adds a type's OpenAPI schemas (its own, then those it refers to) and
+/// returns the name of its own.
+pub type Schemas = fn(&mut Vec<(String, RefOr<Schema>)>) -> String;
+
+/// The JSON schema of `T` as MCP tools take it (draft 2020-12, cached per type).
+pub fn input<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    rmcp::handler::server::common::schema_for_type::<T>()
+}
+
+/// `T`'s OpenAPI schemas, from its JSON schema: OpenAPI 3.1 schemas are
+/// JSON Schema 2020-12, so only the place of the definitions changes.
+pub fn openapi<T: JsonSchema>(out: &mut Vec<(String, RefOr<Schema>)>) -> String {
+    let mut generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|s| s.definitions_path = "#/components/schemas/".into())
+        .for_deserialize()
+        .into_generator();
+    let mut root = generator.root_schema_for::<T>().to_value();
+    let name = T::schema_name().into_owned();
+    if let Some(m) = root.as_object_mut() {
+        m.remove("$schema");
+        m.remove("title");
+    }
+    for (def, schema) in generator.take_definitions(true) {
+        push(out, def, schema);
+    }
+    push(out, name.clone(), root);
+    name
+}
+
+/// `T`'s OpenAPI schemas from its utoipa derive (the answers, which the search library types).
+pub fn output<T: utoipa::ToSchema>(out: &mut Vec<(String, RefOr<Schema>)>) -> String {
+    let name = T::name().into_owned();
+    out.push((name.clone(), T::schema()));
+    T::schemas(out);
+    name
+}
+
+fn push(out: &mut Vec<(String, RefOr<Schema>)>, name: String, schema: Value) {
+    match serde_json::from_value::<RefOr<Schema>>(schema) {
+        Ok(s) => out.push((name, s)),
+        // A schema utoipa cannot model would be a bug in an argument type; leave it out rather than fail the document.
+        Err(e) => tracing::error!(%name, error = %e, "an argument schema is not an OpenAPI schema"),
+    }
+}
+
+/// The top-level properties of `T`'s schema.
+fn properties<T: JsonSchema + 'static>() -> Option<serde_json::Map<String, Value>> {
+    input::<T>()
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+}
+
+/// Whether a property's schema admits JSON type `ty` (`"type": "x"` or `["x", "null"]`).
+fn admits(property: &Value, ty: &str) -> bool {
+    match property.get("type") {
+        Some(Value::String(t)) => t == ty,
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == ty),
+        _ => false,
+    }
+}
+
+/// Refuses the first of `keys` that `T` does not take, as serde names an unknown field.
+pub fn refuse_unknown<T: JsonSchema + 'static>(keys: &[String]) -> Result<(), ApiError> {
+    let Some(props) = properties::<T>() else {
+        return Ok(());
+    };
+    match keys.iter().find(|k| !props.contains_key(k.as_str())) {
+        None => Ok(()),
+        Some(k) => {
+            let expected = props
+                .keys()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let message = match props.is_empty() {
+                true => format!("unknown field `{k}`, there are no fields"),
+                false => format!("unknown field `{k}`, expected one of {expected}"),
+            };
+            Err(ApiError::malformed(Some(k.clone()), message))
+        }
+    }
+}
+
+/// How a query-string field's text becomes JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldKind {
+    /// A filter: repeated keys and comma-separated values alike make one list.
+    List,
+    /// A number.
+    Number,
+    /// `true` or `false`.
+    Bool,
+    /// Text, as given.
+    Text,
+}
+
+/// The kind of a field of arguments whose schema is `input`, in a query string.
+pub fn field_kind(input: &JsonObject, field: &str) -> FieldKind {
+    if Filters::FIELDS.contains(&field) {
+        return FieldKind::List;
+    }
+    let property = input.get("properties").and_then(|p| p.get(field)).cloned();
+    match property {
+        Some(p) if admits(&p, "integer") || admits(&p, "number") => FieldKind::Number,
+        Some(p) if admits(&p, "boolean") => FieldKind::Bool,
+        _ => FieldKind::Text,
+    }
+}
+
+/// `T`'s fields as OpenAPI query parameters: lists travel as one
+/// comma-separated string; a field whose schema refers elsewhere is left out
+/// (a query string cannot carry an object).
+pub fn query_params(input: &JsonObject) -> Vec<Parameter> {
+    let required: Vec<&str> = input
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(props) = input.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    props
+        .iter()
+        .map(|(name, p)| {
+            let mut schema = p.clone();
+            if let Some(m) = schema.as_object_mut() {
+                let description = m.remove("description");
+                if admits(p, "array") {
+                    *m = serde_json::Map::from_iter([("type".to_owned(), "string".into())]);
+                } else if let Some(Value::Array(types)) = m.get("type").cloned() {
+                    // Absent, not null, is how a query string leaves a field out.
+                    let types: Vec<Value> = types.into_iter().filter(|t| t != "null").collect();
+                    if let [one] = types.as_slice() {
+                        m.insert("type".to_owned(), one.clone());
+                    }
+                }
+                if let Some(one_of) = m.remove("oneOf").or_else(|| m.remove("anyOf")) {
+                    // `Option<Mode>`: the non-null branch.
+                    if let Some(b) = one_of
+                        .as_array()
+                        .and_then(|bs| bs.iter().find(|b| b.get("type") != Some(&"null".into())))
+                    {
+                        *m = b.as_object().cloned().unwrap_or_default();
+                        m.remove("description");
+                    }
+                }
+                m.remove("default");
+                m.remove("format");
+                (name, description, schema)
+            } else {
+                (name, None, schema)
+            }
+        })
+        .map(|(name, description, schema)| {
+            // The MCP schema keeps its definitions in `$defs`; OpenAPI's are components.
+            let schema = serde_json::to_string(&schema)
+                .map(|s| s.replace("\"#/$defs/", "\"#/components/schemas/"))
+                .ok()
+                .and_then(|s| serde_json::from_str::<RefOr<Schema>>(&s).ok());
+            let mut b = ParameterBuilder::new()
+                .name(name)
+                .parameter_in(ParameterIn::Query)
+                .required(match required.contains(&name.as_str()) {
+                    true => Required::True,
+                    false => Required::False,
+                })
+                .schema(schema);
+            if let Some(d) = description.as_ref().and_then(Value::as_str) {
+                b = b.description(Some(d));
+            }
+            b.build()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::search::SearchArgs;
+
+    #[test]
+    fn query_fields_are_typed_by_the_schema() {
+        let args = input::<SearchArgs>();
+        let kind = |f| field_kind(&args, f);
+        assert_eq!(kind("toolkit"), FieldKind::List);
+        assert_eq!(kind("ref"), FieldKind::List);
+        assert_eq!(kind("limit"), FieldKind::Number);
+        assert_eq!(kind("threshold"), FieldKind::Number);
+        assert_eq!(kind("queries"), FieldKind::Text);
+        assert_eq!(kind("mode"), FieldKind::Text);
+        let params = query_params(&input::<SearchArgs>());
+        let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+        for f in Filters::FIELDS
+            .iter()
+            .chain(&["query", "queries", "limit", "mode"])
+        {
+            assert!(names.contains(f), "{f} in {names:?}");
+        }
+        let e =
+            refuse_unknown::<SearchArgs>(&["query".into(), "colour".into()]).expect_err("unknown");
+        assert_eq!(e.field.as_deref(), Some("colour"));
+    }
+}
