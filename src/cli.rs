@@ -6,7 +6,7 @@ use cairn_embed::DevicePref;
 use cairn_index::layout::{DEFAULT_KEEP, DEFAULT_ROOT};
 use cairn_pipeline::{DEFAULT_CACHE, DEFAULT_CONFIG};
 use cairn_search::{Engine, EngineOptions};
-use cairn_serve::config::{
+use cairn_serve::limits::{
     DEFAULT_ANONYMOUS_PER_MINUTE, DEFAULT_BIND, DEFAULT_DEADLINE_MS, DEFAULT_JWT_ADMIN_GROUP,
     DEFAULT_QUEUE, DEFAULT_TOKENS, DEFAULT_WATCH_MS,
 };

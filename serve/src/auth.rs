@@ -18,6 +18,15 @@ pub const TOKEN_PREFIX: &str = "cairn_";
 
 pub use cairn_search::Caller;
 
+/// The file holding a JWT verification key, and so the algorithm.
+#[derive(Clone, Debug)]
+pub enum JwtKeyFile {
+    /// A shared secret of at least 32 bytes (HS256).
+    Hs256Secret(PathBuf),
+    /// An RSA public key in PEM (RS256).
+    Rs256PublicKey(PathBuf),
+}
+
 /// Why a tokens file or a credential was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
@@ -194,12 +203,11 @@ pub struct JwtConfig {
 impl JwtConfig {
     /// Reads the key: a secret file for HS256, a PEM public key for RS256.
     pub fn from_file(
-        key: &crate::config::JwtKeyFile,
+        key: &JwtKeyFile,
         issuer: Option<String>,
         audience: Option<String>,
         admin_group: String,
     ) -> Result<Self, AuthError> {
-        use crate::config::JwtKeyFile;
         let (path, rs256) = match key {
             JwtKeyFile::Hs256Secret(p) => (p.as_path(), false),
             JwtKeyFile::Rs256PublicKey(p) => (p.as_path(), true),
@@ -431,7 +439,6 @@ impl Authenticator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::JwtKeyFile;
 
     #[test]
     fn tokens_are_stored_as_hashes_and_checked() {

@@ -334,7 +334,7 @@ pub struct McpOptions {
 impl Default for McpOptions {
     fn default() -> Self {
         Self {
-            deadline: Duration::from_millis(crate::config::DEFAULT_DEADLINE_MS),
+            deadline: Duration::from_millis(crate::limits::DEFAULT_DEADLINE_MS),
             allowed_origins: Vec::new(),
         }
     }
@@ -365,7 +365,7 @@ pub fn http_transport(live: Arc<LiveIndex>, pool: CpuPool, opts: McpOptions) -> 
         .allowed_hosts(Vec::new())
         .allowed_origins(opts.allowed_origins)
         // Counted as the body streams in, whatever Content-Length says.
-        .max_request_body_bytes(crate::config::MAX_BODY_BYTES)
+        .max_request_body_bytes(crate::limits::MAX_BODY_BYTES)
         .on_request_fn(
             |req: &actix_web::HttpRequest, ext: &mut rmcp::model::Extensions| {
                 use actix_web::HttpMessage;

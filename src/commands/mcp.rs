@@ -2,7 +2,7 @@
 
 use crate::cli::McpArgs;
 use anyhow::Context;
-use cairn_serve::config::default_workers;
+use cairn_serve::limits::default_workers;
 use cairn_serve::live::LiveIndex;
 use cairn_serve::mcp::McpOptions;
 use cairn_serve::pool::CpuPool;

@@ -2,7 +2,8 @@
 
 use crate::cli::ServeArgs;
 use cairn_index::pack::Rollback;
-use cairn_serve::config::{Access, IndexSource, JwtKeyFile, JwtSettings, ServeConfig};
+use cairn_serve::auth::JwtKeyFile;
+use cairn_serve::config::{Access, IndexSource, JwtSettings, ServeConfig};
 use cairn_serve::http::HttpOptions;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -12,7 +13,7 @@ const MIN_WATCH_MS: u64 = 100;
 
 /// Serves until SIGTERM or SIGINT.
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
-    config(a).run()?;
+    cairn_serve::server::run(config(a))?;
     Ok(ExitCode::SUCCESS)
 }
 

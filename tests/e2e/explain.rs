@@ -5,7 +5,7 @@
 use crate::http::{bearer, parts, served_with};
 use actix_web::http::StatusCode;
 use actix_web::test;
-use cairn_serve::http::app;
+use cairn_serve::server::app;
 use serde_json::{Value, json};
 
 /// A module of alpha that raises (committed beside the fixture's files).

@@ -11,13 +11,14 @@ use actix_web::http::StatusCode;
 use actix_web::{test as atest, web};
 use cairn_index::{DocId, IndexVersion, LineSpan, Manifest};
 use cairn_pipeline::config::{BuildSettings, Registry, load_weights};
+use cairn_serve::http::AppState;
 use cairn_serve::ops::Input;
 use cairn_serve::ops::context::ContextArgs;
 use cairn_serve::ops::retrieve_batch::BatchArgs;
 use cairn_serve::ops::search::SearchArgs;
 use cairn_serve::ops::set_weight::WeightArgs;
 use cairn_serve::ops::tree::TreeArgs;
-use cairn_serve::http::{AppState, app};
+use cairn_serve::server::app;
 use proptest::prelude::*;
 use std::sync::Arc;
 

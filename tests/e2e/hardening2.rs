@@ -141,7 +141,7 @@ async fn one_token_cannot_lock_everyone_out_of_sign_in() {
     // Sign-ins are anonymous page requests: the shared anonymous budget
     // would stop the flood first, so it is off here to reach the sessions.
     let s = served(Some("team-a"), |o| o.anonymous_rate_limit = None);
-    let app = atest::init_service(cairn_serve::http::app(s.state.clone())).await;
+    let app = atest::init_service(cairn_serve::server::app(s.state.clone())).await;
     for i in 0..10_010 {
         let res = atest::call_service(
             &app,
@@ -414,7 +414,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 #[actix_web::test]
 async fn metrics_want_a_token_and_the_query_cache_is_per_group() {
     let s = served(Some("team-a"), |_| {});
-    let app = atest::init_service(cairn_serve::http::app(s.state.clone())).await;
+    let app = atest::init_service(cairn_serve::server::app(s.state.clone())).await;
     let res =
         atest::call_service(&app, atest::TestRequest::get().uri("/metrics").to_request()).await;
     assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
@@ -782,7 +782,7 @@ async fn the_passage_page_shows_the_lines_it_cites() {
         ],
         |_| {},
     );
-    let app = atest::init_service(cairn_serve::http::app(s.state.clone())).await;
+    let app = atest::init_service(cairn_serve::server::app(s.state.clone())).await;
     let page = |uri: &str| {
         atest::TestRequest::get()
             .uri(uri)
@@ -831,7 +831,7 @@ async fn a_public_deployment_accepts_its_own_forms() {
         *o = cairn_serve::http::HttpOptions::new("0.0.0.0:8080".parse().expect("addr"));
         o.public_url = Some("https://cairn.example.org".to_owned());
     });
-    let app = atest::init_service(cairn_serve::http::app(s.state.clone())).await;
+    let app = atest::init_service(cairn_serve::server::app(s.state.clone())).await;
     for (path, body) in [
         ("/login", format!("token={}", s.reader)),
         ("/errors", "text=ValueError%3A+bad".to_owned()),
@@ -865,7 +865,7 @@ async fn a_public_deployment_accepts_its_own_forms() {
 #[actix_web::test]
 async fn other_phrasings_are_bounded_and_named_when_refused() {
     let s = served(None, |_| {});
-    let app = atest::init_service(cairn_serve::http::app(s.state.clone())).await;
+    let app = atest::init_service(cairn_serve::server::app(s.state.clone())).await;
     let post = |path: &str, body: Value| {
         atest::TestRequest::post()
             .uri(path)

@@ -9,8 +9,9 @@ use actix_web::{test, web};
 use cairn_embed::DevicePref;
 use cairn_search::EngineOptions;
 use cairn_serve::auth::{Authenticator, TokenStore};
-use cairn_serve::http::{AppState, HttpOptions, app};
+use cairn_serve::http::{AppState, HttpOptions};
 use cairn_serve::live::LiveIndex;
+use cairn_serve::server::app;
 use serde_json::{Value, json};
 use std::sync::Arc;
 

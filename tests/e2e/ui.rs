@@ -5,7 +5,7 @@
 use crate::http::{bearer, served};
 use actix_web::http::StatusCode;
 use actix_web::test;
-use cairn_serve::http::app;
+use cairn_serve::server::app;
 
 /// Status, content type and body text of a browser's GET (with a bearer token when given).
 macro_rules! page {

@@ -1,11 +1,13 @@
 //! The read-only HTTP API (actix-web) over the search library, for Slack and
 //! GPT Actions bots, and the MCP streamable-HTTP transport at `/mcp`.
 //!
-//! [`app`] is the application factory (the server and the in-process tests
-//! use the same one); [`serve`] binds it, watches the index for hot swaps and
-//! shuts down gracefully. Handlers live in [`api`], the OpenAPI document in
-//! [`openapi`]; the middleware here gives every request a trace id, an access
-//! log line, metrics, an authenticated caller and problem+json errors.
+//! [`app`] is the application factory (`crate::server::app` adds the web
+//! pages, which reach this module only as the data of [`Pages`], so the
+//! imports point one way); [`serve`] binds it, watches the index for hot
+//! swaps and shuts down gracefully. Handlers live in [`api`], the OpenAPI
+//! document in [`openapi`]; the middleware here gives every request a trace
+//! id, an access log line, metrics, an authenticated caller and
+//! problem+json errors.
 
 pub mod api;
 pub mod client;
@@ -31,7 +33,26 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use crate::config::MAX_BODY_BYTES;
+pub use crate::limits::MAX_BODY_BYTES;
+
+/// The web pages, as this module needs to know them: their routes, which
+/// paths are pages (answered to anonymous visitors, who may carry a
+/// session cookie), and how a browser is shown an error.
+#[derive(Clone, Copy, Debug)]
+pub struct Pages {
+    /// Registers the page routes.
+    pub routes: fn(&mut web::ServiceConfig),
+    /// Whether a path is a page.
+    pub is_page: fn(&str) -> bool,
+    /// Whether a path is a static asset (not counted against a visitor's budget).
+    pub is_asset: fn(&str) -> bool,
+    /// The signed-in session a request's cookie names.
+    pub session_cookie: fn(&actix_web::HttpRequest) -> Option<String>,
+    /// Whether a request is a browser's (its errors get a page).
+    pub wants_html: fn(&actix_web::HttpRequest) -> bool,
+    /// An error as a page.
+    pub problem_page: fn(&ApiError, &str) -> HttpResponse,
+}
 
 /// One anonymous visitor may use at most this part (1/N) of the shared anonymous budget.
 pub const ANONYMOUS_SHARE: u32 = 4;
@@ -84,10 +105,11 @@ pub struct HttpOptions {
 }
 
 impl HttpOptions {
-    /// Defaults for `bind`: CPU threads = cores, and the defaults in [`crate::config`].
+    /// Defaults for `bind`: CPU threads = cores, and the defaults in [`crate::limits`].
     pub fn new(bind: SocketAddr) -> Self {
-        use crate::config::{
-            DEFAULT_DEADLINE_MS, DEFAULT_QUEUE, DEFAULT_WATCH_MS, default_workers,
+        use crate::limits::{
+            DEFAULT_ANONYMOUS_PER_MINUTE, DEFAULT_DEADLINE_MS, DEFAULT_QUEUE, DEFAULT_WATCH_MS,
+            default_workers,
         };
         let origins = if bind.ip().is_loopback() {
             vec![
@@ -103,7 +125,7 @@ impl HttpOptions {
             queue: DEFAULT_QUEUE,
             deadline: Duration::from_millis(DEFAULT_DEADLINE_MS),
             rate_limit: None,
-            anonymous_rate_limit: Some(crate::config::DEFAULT_ANONYMOUS_PER_MINUTE),
+            anonymous_rate_limit: Some(DEFAULT_ANONYMOUS_PER_MINUTE),
             trusted_proxies: Vec::new(),
             allowed_origins: origins,
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
@@ -169,7 +191,7 @@ pub struct AppState {
     /// The MCP transport (stateless: every POST answered on its own).
     pub mcp: crate::mcp::HttpTransport,
     /// The web page's signed-in sessions.
-    pub sessions: crate::ui::Sessions,
+    pub sessions: crate::session::Sessions,
     /// [`HttpOptions::origins`], computed once.
     origins: Vec<String>,
     /// [`HttpOptions::hosts`], computed once.
@@ -200,7 +222,7 @@ impl AppState {
             metrics,
             opts,
             mcp,
-            sessions: crate::ui::Sessions::default(),
+            sessions: crate::session::Sessions::default(),
             origins,
             hosts,
         }))
@@ -362,10 +384,10 @@ async fn trace(
             }
             code = Some(api.code);
             // A browser gets a page; an API client, problem+json.
-            let ui = state.as_ref().is_some_and(|s| s.opts.ui);
-            http_res = match ui && crate::ui::wants_html(&http_req) {
-                true => crate::ui::problem_page(&api, &trace_id),
-                false => api.response(&trace_id, &path),
+            let pages = http_req.app_data::<Pages>().copied();
+            http_res = match pages {
+                Some(p) if (p.wants_html)(&http_req) => (p.problem_page)(&api, &trace_id),
+                _ => api.response(&trace_id, &path),
             };
         }
     }
@@ -498,7 +520,8 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
         ));
     }
     // Pages answer anonymous visitors (who see documents without groups).
-    let page = state.opts.ui && crate::ui::is_page(req.path());
+    let pages = req.app_data::<Pages>().copied();
+    let page = pages.is_some_and(|p| (p.is_page)(req.path()));
     let public = is_public(req.path()) || page;
     let presented = req
         .headers()
@@ -510,7 +533,9 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
         && presented.is_none()
         && verdict == Verdict::Missing
         && let Some(c) = state.sessions.caller(
-            crate::ui::session_cookie(req.request()).as_deref(),
+            pages
+                .and_then(|p| (p.session_cookie)(req.request()))
+                .as_deref(),
             &state.auth,
         )
     {
@@ -535,7 +560,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     // Pages count against the visitor's budget like API calls: an anonymous
     // visitor's budget is its address's (assets are free), and all anonymous
     // visitors together also draw from one budget, limited by default.
-    let counted_page = page && !crate::ui::is_asset(req.path());
+    let counted_page = page && !pages.is_some_and(|p| (p.is_asset)(req.path()));
     let now = Instant::now();
     let over = |wait: u32, who: &str| {
         ApiError::new(
@@ -583,9 +608,11 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     Ok((caller, anonymous))
 }
 
-/// The application: every route, the MCP transport, and the middleware.
+/// The application: every route, the MCP transport, the `pages` when
+/// given, and the middleware.
 pub fn app(
     state: web::Data<AppState>,
+    pages: Option<Pages>,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -596,14 +623,16 @@ pub fn app(
     >,
 > {
     let mcp = state.mcp.clone().scope_with_path("/mcp");
-    let ui = state.opts.ui;
-    App::new()
+    let mut app = App::new()
         .app_data(state)
-        .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
-        .configure(api::routes)
+        .app_data(web::PayloadConfig::new(MAX_BODY_BYTES));
+    if let Some(p) = pages {
+        app = app.app_data(p);
+    }
+    app.configure(api::routes)
         .configure(|cfg| {
-            if ui {
-                crate::ui::routes(cfg);
+            if let Some(p) = pages {
+                (p.routes)(cfg);
             }
         })
         .service(mcp)
@@ -614,7 +643,7 @@ pub fn app(
 
 /// Serves until SIGTERM or SIGINT: binds, watches CURRENT (and reloads on
 /// SIGHUP), and finishes in-flight requests before exiting.
-pub async fn serve(state: web::Data<AppState>) -> std::io::Result<()> {
+pub async fn serve(state: web::Data<AppState>, pages: Option<Pages>) -> std::io::Result<()> {
     let opts = state.opts.clone();
     let (nudge, nudged) = crossbeam_channel::bounded::<()>(1);
     {
@@ -661,7 +690,7 @@ pub async fn serve(state: web::Data<AppState>) -> std::io::Result<()> {
         }
     });
     let factory_state = state.clone();
-    let server = actix_web::HttpServer::new(move || app(factory_state.clone()))
+    let server = actix_web::HttpServer::new(move || app(factory_state.clone(), pages))
         .workers(state.opts.http_workers)
         .shutdown_timeout(30)
         .bind(state.opts.bind)?;

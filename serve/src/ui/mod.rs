@@ -5,15 +5,13 @@
 //! the same answer; every asset is compiled in (no CDN: it works air-gapped),
 //! and every page works without JavaScript.
 //!
-//! Depends on [`crate::ops`], [`crate::http`]'s state and [`crate::problem`];
-//! only [`crate::http`] depends on it (routes, and HTML problem pages).
+//! Depends on [`crate::ops`], [`crate::http`]'s state, [`crate::session`]
+//! and [`crate::problem`]; only [`crate::server`] depends on it, handing
+//! [`PAGES`] to [`crate::http`] as data.
 
 mod highlight;
 mod html;
 mod pages;
-mod session;
-
-pub use session::Sessions;
 
 use crate::http::AppState;
 use crate::ops::explain::Explain;
@@ -39,8 +37,18 @@ const MAX_CONTEXT: u32 = 150;
 /// no frames.
 const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
+/// The pages, as [`crate::http`] takes them.
+pub const PAGES: crate::http::Pages = crate::http::Pages {
+    routes,
+    is_page,
+    is_asset,
+    session_cookie,
+    wants_html,
+    problem_page,
+};
+
 /// Whether `path` is one of the page routes (answered to anonymous visitors).
-pub fn is_page(path: &str) -> bool {
+fn is_page(path: &str) -> bool {
     path == "/"
         || path == "/api"
         || path == "/login"
@@ -53,12 +61,12 @@ pub fn is_page(path: &str) -> bool {
 }
 
 /// Whether `path` is a static asset (not counted against a visitor's budget).
-pub fn is_asset(path: &str) -> bool {
+fn is_asset(path: &str) -> bool {
     path.starts_with("/ui/")
 }
 
 /// Registers the pages.
-pub fn routes(cfg: &mut web::ServiceConfig) {
+fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/").route(web::get().to(search)))
         .service(web::resource("/doc/{doc_id:.+}").route(web::get().to(doc)))
         .service(web::resource("/browse").route(web::get().to(browse)))
@@ -345,8 +353,9 @@ async fn script() -> HttpResponse {
 }
 
 /// The session id a request's cookie carries.
-pub fn session_cookie(req: &HttpRequest) -> Option<String> {
-    req.cookie(session::COOKIE).map(|c| c.value().to_owned())
+fn session_cookie(req: &HttpRequest) -> Option<String> {
+    req.cookie(crate::session::COOKIE)
+        .map(|c| c.value().to_owned())
 }
 
 /// Who the page is for, in words, for the sign-in page.
@@ -401,13 +410,13 @@ async fn login(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -
             .public_url
             .as_deref()
             .is_some_and(|u| u.starts_with("https://"));
-    let cookie = actix_web::cookie::Cookie::build(session::COOKIE, id)
+    let cookie = actix_web::cookie::Cookie::build(crate::session::COOKIE, id)
         .path("/")
         .http_only(true)
         .same_site(actix_web::cookie::SameSite::Strict)
         .secure(secure)
         .max_age(actix_web::cookie::time::Duration::seconds(
-            session::LIFETIME.as_secs() as i64,
+            crate::session::LIFETIME.as_secs() as i64,
         ))
         .finish();
     HttpResponse::SeeOther()
@@ -420,7 +429,7 @@ async fn logout(state: web::Data<AppState>, req: HttpRequest) -> HttpResponse {
     if let Some(id) = session_cookie(&req) {
         state.sessions.close(&id);
     }
-    let mut gone = actix_web::cookie::Cookie::build(session::COOKIE, "")
+    let mut gone = actix_web::cookie::Cookie::build(crate::session::COOKIE, "")
         .path("/")
         .http_only(true)
         .same_site(actix_web::cookie::SameSite::Strict)
@@ -433,7 +442,7 @@ async fn logout(state: web::Data<AppState>, req: HttpRequest) -> HttpResponse {
 }
 
 /// Whether a request is a browser's (it asks for HTML): its errors get a page.
-pub fn wants_html(req: &HttpRequest) -> bool {
+fn wants_html(req: &HttpRequest) -> bool {
     !req.path().starts_with("/mcp")
         && req
             .headers()
@@ -443,7 +452,7 @@ pub fn wants_html(req: &HttpRequest) -> bool {
 }
 
 /// An error as an HTML page, with the same status, trace id and headers a problem carries.
-pub fn problem_page(api: &ApiError, trace_id: &str) -> HttpResponse {
+fn problem_page(api: &ApiError, trace_id: &str) -> HttpResponse {
     let title = api.status.canonical_reason().unwrap_or("Error");
     let detail = match &api.field {
         Some(f) => format!("{f}: {}", api.detail),

@@ -1,0 +1,27 @@
+//! The defaults and limits of a server, in one place: the CLI's flags take
+//! their defaults from here, and the HTTP and MCP connectors their limits.
+//! Depends on nothing.
+
+/// Where the server listens unless told otherwise.
+pub const DEFAULT_BIND: &str = "127.0.0.1:8080";
+/// The tokens file unless told otherwise.
+pub const DEFAULT_TOKENS: &str = ".cairn/tokens.json";
+/// Milliseconds one request may take.
+pub const DEFAULT_DEADLINE_MS: u64 = 10_000;
+/// CPU jobs that may wait for a thread before requests are refused.
+pub const DEFAULT_QUEUE: usize = 64;
+/// Milliseconds between checks of CURRENT, dropped packs and the tokens file.
+pub const DEFAULT_WATCH_MS: u64 = 2_000;
+/// Members of this JWT group may set ranking weights.
+pub const DEFAULT_JWT_ADMIN_GROUP: &str = "cairn-admin";
+/// Page requests a minute all anonymous visitors share (each page may
+/// search or explain: about 10 ms of a core each, so this keeps anonymous
+/// use to about a tenth of one core).
+pub const DEFAULT_ANONYMOUS_PER_MINUTE: u32 = 600;
+/// The largest request body on any route, MCP included.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// The machine's cores: the default number of CPU and HTTP worker threads.
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
