@@ -41,7 +41,11 @@ mod tests {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_owned();
+            let name = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("")
+                .to_owned();
             if path.is_dir() {
                 imports(&path, Some(top.unwrap_or(&name)), graph);
                 continue;
@@ -72,8 +76,15 @@ mod tests {
     #[test]
     fn the_modules_import_one_way() {
         let mut graph = BTreeMap::new();
-        imports(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), None, &mut graph);
-        assert!(graph.contains_key("http") && graph["http"].contains("ops"), "{graph:?}");
+        imports(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            None,
+            &mut graph,
+        );
+        assert!(
+            graph.contains_key("http") && graph["http"].contains("ops"),
+            "{graph:?}"
+        );
         // Kahn's algorithm: what is left after peeling modules with no imports is a circle.
         let mut left = graph.clone();
         while let Some(leaf) = left

@@ -12,6 +12,7 @@ mod hardening2;
 mod http;
 mod install;
 mod mcp;
+mod ops;
 mod publish;
 mod readme;
 mod real_model;
