@@ -14,6 +14,7 @@
 pub mod analyzer;
 pub mod builder;
 pub mod ids;
+pub mod language;
 pub mod layout;
 pub mod lines;
 pub mod manifest;
@@ -29,6 +30,7 @@ pub mod weights;
 
 pub use builder::{NewChunk, VersionBuilder, WriteError};
 pub use ids::{DocId, IdError, IndexVersion, LineSpan};
+pub use language::Language;
 pub use layout::{IndexRoot, LayoutError, VersionWriter};
 pub use lines::LineIndex;
 pub use manifest::{FORMAT_VERSION, Manifest, OLDEST_READABLE_FORMAT};

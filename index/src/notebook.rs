@@ -10,9 +10,6 @@ use crate::{LineIndex, LineSpan};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// The language a document read as a notebook is recorded with.
-pub const LANGUAGE: &str = "notebook";
-
 /// What a cell holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CellKind {

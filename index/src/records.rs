@@ -1,6 +1,6 @@
 //! What the index records about each document and chunk.
 
-use crate::{DocId, LineSpan};
+use crate::{DocId, Language, LineSpan};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -77,7 +77,7 @@ pub struct DocRecord {
     /// Kind of document.
     pub doctype: Doctype,
     /// Language, by extension (`python`, `cpp`, `markdown` …).
-    pub language: String,
+    pub language: Language,
     /// Size in bytes.
     pub size: u64,
     /// sha256 of the file's bytes at the commit.

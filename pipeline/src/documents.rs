@@ -2,7 +2,7 @@
 //! doctype and language) or skip it (with the reason).
 
 use crate::config::RepoConfig;
-use cairn_index::Doctype;
+use cairn_index::{Doctype, Language};
 use cairn_index::manifest::SkipReason;
 use git2::{ObjectType, Oid, Repository};
 
@@ -16,7 +16,7 @@ pub struct SourceDoc {
     /// Kind of document.
     pub doctype: Doctype,
     /// Language by extension.
-    pub language: &'static str,
+    pub language: Language,
 }
 
 /// A file that was not indexed.
@@ -148,7 +148,7 @@ pub fn classify(path: &str, bytes: &[u8]) -> Result<SourceDoc, SkipReason> {
         return Err(SkipReason::Generated);
     }
     let doctype = doctype(path);
-    let language = language(path);
+    let language = Language::of_path(path);
     if !matches!(doctype, Doctype::Code | Doctype::Notebook) && is_numeric_data(text) {
         return Err(SkipReason::NumericData);
     }
@@ -357,37 +357,6 @@ pub fn doctype(path: &str) -> Doctype {
         return Doctype::Config;
     }
     Doctype::Doc
-}
-
-/// The language of `path`, by extension.
-pub fn language(path: &str) -> &'static str {
-    match extension(path).as_str() {
-        "py" | "pyi" | "pyx" | "pxd" => "python",
-        "c" | "h" => "c",
-        "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => "cpp",
-        "cu" | "cuh" => "cuda",
-        "f" | "for" | "f77" | "f90" | "f95" | "f03" => "fortran",
-        "rs" => "rust",
-        "js" | "mjs" | "jsx" => "javascript",
-        "ts" | "tsx" => "typescript",
-        "java" => "java",
-        "jl" => "julia",
-        "r" => "r",
-        "m" => "matlab",
-        "go" => "go",
-        "sh" | "bash" | "zsh" => "shell",
-        "md" | "markdown" => "markdown",
-        "rst" => "rst",
-        "tex" => "latex",
-        "ipynb" => cairn_index::notebook::LANGUAGE,
-        "yml" | "yaml" => "yaml",
-        "toml" => "toml",
-        "json" => "json",
-        "html" | "htm" => "html",
-        "cfg" | "ini" | "conf" => "ini",
-        "txt" => "text",
-        _ => "text",
-    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 
 use crate::chunk::ChunkDraft;
 use crate::config::{BuildSettings, PathWeights};
-use crate::documents::{Skipped, SourceDoc, language};
+use crate::documents::{Skipped, SourceDoc};
 use cairn_index::manifest::{ModelInfo, RepoRecord, SkipReason};
 use cairn_index::{Doctype, Rows};
 use serde::{Deserialize, Serialize};
@@ -113,7 +113,7 @@ impl PartRepo {
         self.docs
             .iter()
             .map(|d| SourceDoc {
-                language: language(&d.path),
+                language: cairn_index::Language::of_path(&d.path),
                 path: d.path.clone(),
                 text: d.text.clone(),
                 doctype: d.doctype,

@@ -194,7 +194,7 @@ pub(super) fn assemble(repos: &[RepoDocs]) -> (Vec<DocRecord>, Vec<u8>) {
                 toolkit: r.cfg.toolkit.clone(),
                 path: d.path.clone(),
                 doctype: d.doctype,
-                language: d.language.to_owned(),
+                language: d.language,
                 size: d.text.len() as u64,
                 sha256: cairn_index::sha256_hex(d.text.as_bytes()),
                 line_count: LineIndex::new(d.text.as_bytes()).line_count(),

@@ -3,6 +3,82 @@
 //! chunk defines.
 
 use super::Section;
+use cairn_index::Language;
+
+/// What chunking knows of a language: where its sections start, and whether
+/// it defines things the Python way (`def`, decorators, parameters as
+/// symbols) or holds notebook cells. Decided here, by the one match on
+/// [`Language`] in the pipeline.
+#[derive(Clone, Copy)]
+pub(super) struct Grammar {
+    /// Section starts (line, title) of a file's lines.
+    sections: fn(&[&str]) -> Vec<(u32, String)>,
+    /// `def`/`class`/decorators start definitions (Python, and notebooks' code).
+    pub(super) python_defs: bool,
+    /// Read as cells: only cell sources count, a titled cell starts a chunk.
+    pub(super) cells: bool,
+}
+
+impl Grammar {
+    /// The grammar of `language`.
+    pub(super) fn of(language: Language) -> Self {
+        let plain = Grammar {
+            sections: |_| Vec::new(),
+            python_defs: false,
+            cells: false,
+        };
+        match language {
+            Language::Markdown => Grammar {
+                sections: markdown_headings,
+                ..plain
+            },
+            Language::Rst => Grammar {
+                sections: rst_headings,
+                ..plain
+            },
+            Language::Latex => Grammar {
+                sections: latex_sections,
+                ..plain
+            },
+            Language::Python => Grammar {
+                sections: python_defs,
+                python_defs: true,
+                ..plain
+            },
+            Language::C
+            | Language::Cpp
+            | Language::Cuda
+            | Language::Rust
+            | Language::Javascript
+            | Language::Typescript
+            | Language::Java
+            | Language::Go => Grammar {
+                sections: brace_blocks,
+                ..plain
+            },
+            Language::Fortran => Grammar {
+                sections: fortran_units,
+                ..plain
+            },
+            // Cells are sectioned from the notebook's JSON, not its lines.
+            Language::Notebook => Grammar {
+                python_defs: true,
+                cells: true,
+                ..plain
+            },
+            Language::Julia
+            | Language::R
+            | Language::Matlab
+            | Language::Shell
+            | Language::Yaml
+            | Language::Toml
+            | Language::Json
+            | Language::Html
+            | Language::Ini
+            | Language::Text => plain,
+        }
+    }
+}
 
 /// Turns boundary lines (1-based, sorted) into sections covering lines 1..=n.
 pub(super) fn from_boundaries(n: u32, mut starts: Vec<(u32, String)>) -> Vec<Section> {
@@ -23,20 +99,9 @@ pub(super) fn from_boundaries(n: u32, mut starts: Vec<(u32, String)>) -> Vec<Sec
     out
 }
 
-pub(super) fn sections_for(language: &str, lines: &[&str]) -> Vec<Section> {
-    let n = lines.len() as u32;
-    let starts = match language {
-        "markdown" => markdown_headings(lines),
-        "rst" => rst_headings(lines),
-        "latex" => latex_sections(lines),
-        "python" => python_defs(lines),
-        "c" | "cpp" | "cuda" | "rust" | "javascript" | "typescript" | "java" | "go" => {
-            brace_blocks(lines)
-        }
-        "fortran" => fortran_units(lines),
-        _ => Vec::new(),
-    };
-    from_boundaries(n, starts)
+/// The sections of a file's lines in `grammar`.
+pub(super) fn sections_for(grammar: Grammar, lines: &[&str]) -> Vec<Section> {
+    from_boundaries(lines.len() as u32, (grammar.sections)(lines))
 }
 
 pub(super) fn markdown_headings(lines: &[&str]) -> Vec<(u32, String)> {
@@ -210,14 +275,15 @@ pub(super) fn fortran_units(lines: &[&str]) -> Vec<(u32, String)> {
 }
 
 /// `soft[l]`: line `l` (1-based) is a good place to end a window (the next line starts something).
-pub(super) fn soft_boundaries(language: &str, lines: &[&str]) -> Vec<bool> {
+pub(super) fn soft_boundaries(grammar: Grammar, lines: &[&str]) -> Vec<bool> {
     let n = lines.len();
     let mut soft = vec![false; n + 1];
     for l in 1..n {
         let next = lines[l];
         let blank_here = lines[l - 1].trim().is_empty();
         let next_t = next.trim_start();
-        let inner_def = language == "python"
+        let inner_def = grammar.python_defs
+            && !grammar.cells
             && (next_t.starts_with("def ")
                 || next_t.starts_with("async def ")
                 || next_t.starts_with('@'));
@@ -228,11 +294,11 @@ pub(super) fn soft_boundaries(language: &str, lines: &[&str]) -> Vec<bool> {
 }
 
 /// Definition and parameter names in Python lines, function names in brace languages.
-pub(super) fn symbols(language: &str, lines: &[&str]) -> Vec<String> {
+pub(super) fn symbols(grammar: Grammar, lines: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     for l in lines {
         let t = l.trim_start();
-        if language == "python" || language == cairn_index::notebook::LANGUAGE {
+        if grammar.python_defs {
             if let Some(name) = def_name(t) {
                 out.push(
                     name.split_once(' ')

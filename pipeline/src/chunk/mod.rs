@@ -23,7 +23,7 @@ mod pack;
 
 use crate::documents::SourceDoc;
 use cairn_index::{LineIndex, LineSpan};
-use languages::{sections_for, soft_boundaries};
+use languages::{Grammar, sections_for, soft_boundaries};
 use notebook::notebook_lines;
 use pack::Ctx;
 
@@ -107,23 +107,23 @@ pub fn chunk_document(
             doc.text[r].trim_end_matches(['\n', '\r'])
         })
         .collect();
-    let notebook = doc.language == cairn_index::notebook::LANGUAGE;
+    let grammar = Grammar::of(doc.language);
     let own_lines = || raw.iter().map(|l| (*l).to_owned()).collect();
-    let (sections, display): (Vec<Section>, Vec<String>) = if notebook {
+    let (sections, display): (Vec<Section>, Vec<String>) = if grammar.cells {
         // Only cell sources carry text; outputs and metadata stay out of the index.
         notebook_lines(&doc.text, index).unwrap_or_else(|| (vec![whole(n)], own_lines()))
     } else {
-        (sections_for(doc.language, &raw), own_lines())
+        (sections_for(grammar, &raw), own_lines())
     };
     let display_refs: Vec<&str> = display.iter().map(String::as_str).collect();
     let tokens = count(&display_refs);
-    let soft = soft_boundaries(doc.language, &raw);
+    let soft = soft_boundaries(grammar, &raw);
     let ctx = |limits| Ctx {
         lines: &display_refs,
         tokens: &tokens,
         soft: &soft,
         limits,
-        language: doc.language,
+        grammar,
     };
     let mut chunks = ctx(limits).drafts(sections.clone());
     let subchunks = ctx(subchunk_limits).drafts(sections);
@@ -164,12 +164,12 @@ mod tests {
     use super::*;
     use cairn_index::Doctype;
 
-    fn doc(path: &str, language: &'static str, text: &str) -> SourceDoc {
+    fn doc(path: &str, text: &str) -> SourceDoc {
         SourceDoc {
             path: path.into(),
             text: text.into(),
             doctype: Doctype::Doc,
-            language,
+            language: cairn_index::Language::of_path(path),
         }
     }
 
@@ -205,7 +205,7 @@ mod tests {
     fn subchunks_cover_every_chunk_and_vote_for_the_one_they_overlap_most() {
         let body: String = (1..=30).map(|i| format!("line {i} of prose\n")).collect();
         let text = format!("# Title\n{body}## Next\nshort\ntail\n");
-        let c = chunks(&doc("README.md", "markdown", &text));
+        let c = chunks(&doc("README.md", &text));
         assert!(c.len() >= 2, "{c:?}");
         for chunk in &c {
             assert!(!chunk.subchunks.is_empty(), "{chunk:?}");
@@ -227,7 +227,7 @@ mod tests {
     #[test]
     fn markdown_sections_follow_headings() {
         let text = "# Title\nintro line\nmore intro\nthird\n\n## Install\npip install x\nthen this\nand that\n\n```\n# not a heading\n```\n## Use\nimport x\nx.run()\nfinal\n";
-        let c = chunks(&doc("README.md", "markdown", text));
+        let c = chunks(&doc("README.md", text));
         let titles: Vec<&str> = c.iter().map(|c| c.title.as_str()).collect();
         assert_eq!(titles, vec!["Title", "Title > Install", "Title > Use"]);
         assert_eq!(c[1].span, LineSpan { start: 6, end: 13 });
@@ -237,7 +237,7 @@ mod tests {
     #[test]
     fn rst_underlines_are_headings() {
         let text = "Quickstart\n==========\n\nSome text here\nand here\n\nPeriodic\n--------\nUse periodic=[0]\nfor angles\nthat wrap\n";
-        let c = chunks(&doc("q.rst", "rst", text));
+        let c = chunks(&doc("q.rst", text));
         assert_eq!(c.len(), 2);
         assert_eq!(c[1].title, "Quickstart > Periodic");
         assert_eq!(c[1].span.start, 7);
@@ -251,7 +251,7 @@ mod tests {
         for i in 0..50 {
             text.push_str(&format!("    def m{i}(self):\n        return {i}\n\n"));
         }
-        let c = chunks(&doc("m.py", "python", &text));
+        let c = chunks(&doc("m.py", &text));
         assert_eq!(c[0].span.start, 1);
         assert!(
             c.iter().any(|c| c.span.start == 4
@@ -312,7 +312,7 @@ mod tests {
         assert_eq!(display[5], "", "the `\"source\": [` line carries nothing");
         assert_eq!((sections[0].start, sections[0].end), (6, 9));
         assert_eq!((sections[1].start, sections[1].end), (16, 19));
-        let c = chunks(&doc("p.ipynb", "notebook", nb));
+        let c = chunks(&doc("p.ipynb", nb));
         let all: String = c
             .iter()
             .map(|c| c.text.clone())
@@ -325,7 +325,7 @@ mod tests {
     #[test]
     fn no_final_newline_and_token_limit() {
         let text = "a b c d e f g h i j\n".repeat(30) + "last line";
-        let d = doc("x.txt", "text", &text);
+        let d = doc("x.txt", &text);
         let limits = ChunkLimits {
             max_tokens: 50,
             ..LIMITS

@@ -2,7 +2,7 @@
 //! section over the line or token limit cut into overlapping windows at soft
 //! boundaries, each window a draft.
 
-use super::languages::{def_name, symbols};
+use super::languages::{Grammar, def_name, symbols};
 use super::{ChunkDraft, ChunkLimits, Section};
 use cairn_index::LineSpan;
 
@@ -11,7 +11,7 @@ pub(super) struct Ctx<'a> {
     pub(super) tokens: &'a [usize],
     pub(super) soft: &'a [bool],
     pub(super) limits: &'a ChunkLimits,
-    pub(super) language: &'a str,
+    pub(super) grammar: Grammar,
 }
 
 impl Ctx<'_> {
@@ -26,7 +26,7 @@ impl Ctx<'_> {
                     continue;
                 }
                 out.push(ChunkDraft {
-                    symbols: symbols(self.language, lines),
+                    symbols: symbols(self.grammar, lines),
                     tokens: self.tokens_of(span.start, span.end),
                     title: self.window_title(&section, span),
                     span,
@@ -54,7 +54,7 @@ impl Ctx<'_> {
     /// Lines that count against the limit: in a notebook only lines that carry
     /// cell source (outputs between cells are in the span but not in the text).
     pub(super) fn line_count(&self, start: u32, end: u32) -> u32 {
-        if self.language == cairn_index::notebook::LANGUAGE {
+        if self.grammar.cells {
             self.lines[(start - 1) as usize..end as usize]
                 .iter()
                 .filter(|l| !l.is_empty())
@@ -100,7 +100,7 @@ impl Ctx<'_> {
 
     pub(super) fn window_title(&self, s: &Section, span: LineSpan) -> String {
         // Inside a long class, name the method the window is in.
-        if self.language == "python" {
+        if self.grammar.python_defs && !self.grammar.cells {
             let inner = (s.start..=span.end).rev().find_map(|l| {
                 let line = self.lines[(l - 1) as usize];
                 let t = line.trim_start();
@@ -126,7 +126,7 @@ pub(super) fn pack(ctx: &Ctx, sections: Vec<Section>) -> Vec<Section> {
             // together, across the outputs between them; a titled (markdown)
             // cell starts a new chunk rather than trailing the code before it.
             let starts_section =
-                ctx.language == cairn_index::notebook::LANGUAGE && !s.title.is_empty();
+                ctx.grammar.cells && !s.title.is_empty();
             if !starts_section
                 && (small(prev.start, prev.end) || small(s.start, s.end))
                 && ctx.fits(prev.start, s.end)

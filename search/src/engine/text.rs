@@ -52,7 +52,7 @@ impl Engine {
     /// notebook that does not parse (it is then read as raw lines).
     fn notebook(&self, doc: u32) -> Option<&Notebook> {
         // The language, as the chunker decides it, not the doctype (a README.ipynb is a readme).
-        if self.snap.docs[doc as usize].language != cairn_index::notebook::LANGUAGE {
+        if self.snap.docs[doc as usize].language != cairn_index::Language::Notebook {
             return None;
         }
         self.notebooks.0[doc as usize]

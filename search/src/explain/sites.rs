@@ -4,7 +4,7 @@
 //! file name, for mapping a traceback's frames.
 
 use super::template::{Piece, Syntax, Template};
-use cairn_index::{Doctype, LineSpan, Snapshot};
+use cairn_index::{Doctype, Language, LineSpan, Snapshot};
 use std::collections::HashMap;
 
 /// Lines a statement may span (a longer one is cut: its message starts early).
@@ -49,7 +49,7 @@ impl Sites {
             if !matches!(d.doctype, Doctype::Code | Doctype::Example) {
                 continue;
             }
-            let Some(syntax) = syntax_of(&d.language) else {
+            let Some(syntax) = syntax_of(d.language) else {
                 continue;
             };
             let Ok(text) = std::str::from_utf8(snap.doc_bytes(doc)) else {
@@ -65,12 +65,13 @@ impl Sites {
     }
 }
 
-/// The literal syntax of a language that raises, if it is one.
-pub fn syntax_of(language: &str) -> Option<Syntax> {
+/// The literal syntax of a language that raises, if it is one: the search
+/// library's one match on [`Language`].
+pub fn syntax_of(language: Language) -> Option<Syntax> {
     match language {
-        "python" => Some(Syntax::Python),
-        "c" | "cpp" | "cuda" => Some(Syntax::C),
-        "fortran" => Some(Syntax::Fortran),
+        Language::Python => Some(Syntax::Python),
+        Language::C | Language::Cpp | Language::Cuda => Some(Syntax::C),
+        Language::Fortran => Some(Syntax::Fortran),
         _ => None,
     }
 }
