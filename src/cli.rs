@@ -285,6 +285,10 @@ pub struct EvalArgs {
     /// (default 1,1,1,1): to measure another fusion (scripts/fit-fusion.py).
     #[arg(long)]
     pub fusion: Option<String>,
+    /// A prior to switch off (repeatable): `path`, `form`, `brevity` or
+    /// `runtime`; it then counts 1, so the figures show what it adds.
+    #[arg(long, value_name = "PRIOR")]
+    pub without_prior: Vec<String>,
 }
 
 /// How much CPU work a server takes on, shared by `serve` and `mcp`.

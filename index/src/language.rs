@@ -140,7 +140,9 @@ mod tests {
 
     #[test]
     fn names_round_trip_through_docs_json() {
-        for path in ["a/b.PY", "x.cu", "n.ipynb", "README", ".bashrc", "t.txt", "m.F90"] {
+        for path in [
+            "a/b.PY", "x.cu", "n.ipynb", "README", ".bashrc", "t.txt", "m.F90",
+        ] {
             let l = Language::of_path(path);
             let json = serde_json::to_string(&l).expect("json");
             assert_eq!(json, format!("\"{}\"", l.as_str()));

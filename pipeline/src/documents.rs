@@ -2,8 +2,8 @@
 //! doctype and language) or skip it (with the reason).
 
 use crate::config::RepoConfig;
-use cairn_index::{Doctype, Language};
 use cairn_index::manifest::SkipReason;
+use cairn_index::{Doctype, Language};
 use git2::{ObjectType, Oid, Repository};
 
 /// A text file to index.

@@ -367,8 +367,12 @@ pub struct ScoreBreakdown {
     pub vector: f32,
     /// Reciprocal-rank-fusion score.
     pub rrf: f32,
-    /// Static and runtime weight applied after fusion.
+    /// Static and runtime weight applied after fusion: the product of `priors`.
     pub weight: f32,
+    /// Each prior of `weight`, named (in process only: the wire carries their product).
+    #[serde(skip)]
+    #[schema(ignore)]
+    pub priors: crate::rank::Priors,
 }
 
 /// One cited passage.

@@ -6,6 +6,7 @@ use crate::output;
 use anyhow::Context;
 use cairn_search::Mode;
 use cairn_search::eval::EvalReport;
+use cairn_search::rank::Prior;
 use std::process::ExitCode;
 
 /// Scores each mode; exit 1 when hybrid recall@k is below `--min-recall`.
@@ -19,6 +20,17 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         })?;
         engine.set_fusion(shares);
     }
+    let off = a
+        .without_prior
+        .iter()
+        .map(|name| {
+            Prior::parse(name).ok_or_else(|| {
+                let names: Vec<&str> = Prior::ALL.iter().map(|p| p.name()).collect();
+                anyhow::anyhow!("--without-prior {name:?}: one of {}", names.join(", "))
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    engine.set_priors_off(off);
     if cairn_search::eval::is_error_file(&a.golden)? {
         return errors(&engine, &a);
     }

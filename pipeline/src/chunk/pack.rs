@@ -125,8 +125,7 @@ pub(super) fn pack(ctx: &Ctx, sections: Vec<Section>) -> Vec<Section> {
             // A notebook's short markdown cell and the code cells after it belong
             // together, across the outputs between them; a titled (markdown)
             // cell starts a new chunk rather than trailing the code before it.
-            let starts_section =
-                ctx.grammar.cells && !s.title.is_empty();
+            let starts_section = ctx.grammar.cells && !s.title.is_empty();
             if !starts_section
                 && (small(prev.start, prev.end) || small(s.start, s.end))
                 && ctx.fits(prev.start, s.end)

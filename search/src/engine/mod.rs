@@ -14,7 +14,7 @@ pub(crate) use search::evidence;
 
 use crate::links::blob_link;
 use crate::query_vectors::{self, QueryVectors};
-use crate::rank::{self, Fused, RankedList, Source};
+use crate::rank::{self, Fused, Priors, RankedList, Source};
 use crate::runtime_weights::{RuntimeWeight, RuntimeWeights};
 use crate::*;
 use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec};
@@ -46,6 +46,8 @@ pub struct Engine {
     root: IndexRoot,
     /// How much each kind of candidate list counts (`cairn eval --fusion`).
     fusion: rank::FusionShares,
+    /// Priors that count 1 (`cairn eval --without-prior`).
+    priors_off: Vec<rank::Prior>,
     /// What caller-scoped BM25 statistics read, gathered at open.
     bm25: rank::Bm25Tables,
     /// Notebooks' cells, parsed when first read.
@@ -155,6 +157,7 @@ impl Engine {
             runtime_weights,
             root,
             fusion: rank::FusionShares::default(),
+            priors_off: Vec::new(),
         })
     }
 
@@ -162,6 +165,11 @@ impl Engine {
     /// evaluation's way to measure other fusions on the same index).
     pub fn set_fusion(&mut self, fusion: rank::FusionShares) {
         self.fusion = fusion;
+    }
+
+    /// Makes the priors in `off` count 1 (an evaluation's way to measure each).
+    pub fn set_priors_off(&mut self, off: Vec<rank::Prior>) {
+        self.priors_off = off;
     }
 
     /// The opened snapshot.

@@ -37,13 +37,6 @@ struct Candidates {
     pub lists: Vec<RankedList>,
 }
 
-/// A prior against chunks too short to answer anything (a lone heading, a
-/// one-line cell): BM25's length normalisation otherwise favours them.
-/// 1.0 from 64 tokens up, falling to 0.5 for the shortest.
-fn brevity(tokens: u32) -> f32 {
-    ((tokens as f32) / 64.0).sqrt().clamp(0.5, 1.0)
-}
-
 /// `span` grown to `min` lines (evenly, then on whichever side has room), within 1..=`total`.
 fn widen(span: LineSpan, min: u32, total: u32) -> LineSpan {
     if span.len() >= min || total <= span.len() {
@@ -254,26 +247,32 @@ impl Engine {
             span: LineSpan,
             best: Fused,
             score: f32,
-            weight: f32,
+            priors: Priors,
             title: String,
         }
         let form = rank::question_form(query);
-        let mut scored: Vec<(f32, f32, &Fused)> = fused
+        let mut scored: Vec<(f32, Priors, &Fused)> = fused
             .iter()
             .map(|f| {
-                let doc = &self.snap.docs[self.snap.chunks[f.chunk as usize].doc as usize];
-                let w = self.snap.path_weights.for_path(&doc.path)
-                    * rank::form_prior(form, doc.doctype)
-                    * brevity(self.snap.chunks[f.chunk as usize].tokens)
-                    * self
-                        .runtime_weights
-                        .multiplier(doc.doc_id.as_str(), &filters.toolkit, now);
-                (f.rrf * w, w, f)
+                let chunk = &self.snap.chunks[f.chunk as usize];
+                let doc = &self.snap.docs[chunk.doc as usize];
+                let priors = Priors {
+                    path: self.snap.path_weights.for_path(&doc.path),
+                    form: rank::form_prior(form, doc.doctype),
+                    brevity: rank::brevity(chunk.tokens),
+                    runtime: self.runtime_weights.multiplier(
+                        doc.doc_id.as_str(),
+                        &filters.toolkit,
+                        now,
+                    ),
+                }
+                .without(&self.priors_off);
+                (f.rrf * priors.product(), priors, f)
             })
             .collect();
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.chunk.cmp(&b.2.chunk)));
         let mut drafts: Vec<Draft> = Vec::new();
-        for (score, weight, f) in scored {
+        for (score, priors, f) in scored {
             let chunk = &self.snap.chunks[f.chunk as usize];
             let span = self.section_span(f.chunk);
             if let Some(d) = drafts.iter_mut().find(|d| {
@@ -295,7 +294,7 @@ impl Engine {
                 span,
                 best: *f,
                 score,
-                weight,
+                priors,
                 title: chunk.title.clone(),
             });
         }
@@ -307,7 +306,7 @@ impl Engine {
                 Some(m) if m.doc == d.doc && d.span.start <= m.span.end + 1 => {
                     m.span = m.span.union(&d.span);
                     if d.score > m.score {
-                        (m.score, m.best, m.weight, m.title) = (d.score, d.best, d.weight, d.title);
+                        (m.score, m.best, m.priors, m.title) = (d.score, d.best, d.priors, d.title);
                     }
                 }
                 _ => merged.push(d),
@@ -353,7 +352,8 @@ impl Engine {
                         bm25: d.best.bm25,
                         vector: cosine,
                         rrf: d.best.rrf,
-                        weight: d.weight,
+                        weight: d.priors.product(),
+                        priors: d.priors,
                     },
                     repo: doc.repo.clone(),
                     category: doc.category.clone(),

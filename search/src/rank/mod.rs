@@ -1,0 +1,26 @@
+//! Ranking, by job: candidate lists ([`candidates`]) scored with caller-scoped
+//! BM25 statistics ([`stats`]) from the analyzed query ([`query`]), fused by
+//! reciprocal rank ([`fusion`]), multiplied by named priors ([`priors`]), and
+//! shown as snippets ([`snippets`]). The engine (`engine/search.rs`) runs
+//! these steps in order; each file is one of them.
+
+mod candidates;
+mod fusion;
+mod priors;
+mod query;
+mod snippets;
+mod stats;
+
+pub use candidates::*;
+pub use fusion::*;
+pub use priors::*;
+pub use query::*;
+pub use snippets::*;
+pub use stats::*;
+
+use cairn_index::Doctype;
+
+/// Doctype names the API accepts, for validation messages.
+pub fn doctype_names() -> Vec<&'static str> {
+    Doctype::ALL.iter().map(Doctype::as_str).collect()
+}

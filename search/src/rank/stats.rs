@@ -1,0 +1,128 @@
+//! BM25 statistics scoped to what a caller may see: document frequencies
+//! and average field lengths over the visible chunks only, so a hidden
+//! document never shapes a visible one's score.
+
+use cairn_index::Snapshot;
+use tantivy::query::Bm25StatisticsProvider;
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{DocSet, Searcher, TERMINATED, Term};
+
+/// What caller-scoped BM25 statistics read, gathered once per opened
+/// version: each tantivy document's chunk ordinal, and each scored field's
+/// length per chunk (tantivy's fieldnorm, the length its BM25 uses).
+pub struct Bm25Tables {
+    /// Per segment, per document: the chunk ordinal.
+    chunk_of: Vec<Vec<u32>>,
+    /// Per scored field: its length in each chunk (by ordinal).
+    lengths: Vec<(Field, Vec<u32>)>,
+}
+
+impl Bm25Tables {
+    /// Reads the tables of `snap`'s index.
+    pub fn new(snap: &Snapshot) -> tantivy::Result<Self> {
+        let s = &snap.schema;
+        let fields = [s.body, s.title, s.symbols, s.path, s.context];
+        let mut lengths: Vec<(Field, Vec<u32>)> = fields
+            .iter()
+            .map(|f| (*f, vec![0; snap.chunks.len()]))
+            .collect();
+        let searcher = snap.reader.searcher();
+        let mut chunk_of = Vec::new();
+        for seg in searcher.segment_readers() {
+            let column = seg.fast_fields().u64("chunk")?;
+            let norms = fields
+                .iter()
+                .map(|f| seg.get_fieldnorms_reader(*f))
+                .collect::<tantivy::Result<Vec<_>>>()?;
+            let mut ords = Vec::with_capacity(seg.max_doc() as usize);
+            for doc in 0..seg.max_doc() {
+                let ord = column.first(doc).map_or(u32::MAX, |o| o as u32);
+                ords.push(ord);
+                for ((_, per_chunk), norm) in lengths.iter_mut().zip(&norms) {
+                    if let Some(len) = per_chunk.get_mut(ord as usize) {
+                        *len = norm.fieldnorm(doc);
+                    }
+                }
+            }
+            chunk_of.push(ords);
+        }
+        Ok(Self { chunk_of, lengths })
+    }
+
+    /// The chunk ordinal of a tantivy document.
+    pub(super) fn chunk(&self, segment: usize, doc: tantivy::DocId) -> Option<u32> {
+        self.chunk_of
+            .get(segment)
+            .and_then(|d| d.get(doc as usize))
+            .copied()
+            .filter(|o| *o != u32::MAX)
+    }
+}
+
+/// BM25 statistics (document count, field lengths, document frequencies)
+/// over the chunks one caller may see, so that a hidden document moves no
+/// visible score: the answer is the one the caller would get if the hidden
+/// documents did not exist.
+pub struct ScopedStats<'a> {
+    pub(super) searcher: Searcher,
+    pub(super) tables: &'a Bm25Tables,
+    visible: &'a [bool],
+    /// Every chunk is visible: document frequencies come from tantivy's
+    /// term dictionary (the same count, without scanning postings).
+    all: bool,
+}
+
+impl<'a> ScopedStats<'a> {
+    /// Statistics over the chunks `visible` marks.
+    pub fn new(snap: &Snapshot, tables: &'a Bm25Tables, visible: &'a [bool]) -> Self {
+        Self {
+            searcher: snap.reader.searcher(),
+            tables,
+            visible,
+            all: visible.iter().all(|v| *v),
+        }
+    }
+
+    fn sees(&self, chunk: u32) -> bool {
+        self.visible.get(chunk as usize).copied().unwrap_or(false)
+    }
+}
+
+impl Bm25StatisticsProvider for ScopedStats<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        match self.tables.lengths.iter().find(|(f, _)| *f == field) {
+            Some((_, per_chunk)) => Ok(per_chunk
+                .iter()
+                .zip(self.visible)
+                .filter(|(_, v)| **v)
+                .map(|(n, _)| u64::from(*n))
+                .sum()),
+            None => self.searcher.total_num_tokens(field),
+        }
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.visible.iter().filter(|v| **v).count() as u64)
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        if self.all {
+            return self.searcher.doc_freq(term);
+        }
+        let mut n = 0u64;
+        for (s, seg) in self.searcher.segment_readers().iter().enumerate() {
+            let inverted = seg.inverted_index(term.field())?;
+            let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic)? else {
+                continue;
+            };
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if self.tables.chunk(s, doc).is_some_and(|c| self.sees(c)) {
+                    n += 1;
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(n)
+    }
+}
