@@ -240,27 +240,61 @@ pub struct Filters {
 }
 
 impl Filters {
+    /// The wire name of [`Filters::toolkit`].
+    pub const TOOLKIT: &'static str = "toolkit";
+    /// The wire name of [`Filters::doctype`].
+    pub const DOCTYPE: &'static str = "doctype";
+    /// The wire name of [`Filters::repo`].
+    pub const REPO: &'static str = "repo";
+    /// The wire name of [`Filters::category`].
+    pub const CATEGORY: &'static str = "category";
+    /// The wire name of [`Filters::path_prefix`].
+    pub const PATH_PREFIX: &'static str = "path_prefix";
+    /// The wire name of [`Filters::refs`].
+    pub const REF: &'static str = "ref";
     /// The wire names of the filters, in the order they are documented.
     pub const FIELDS: &'static [&'static str] = &[
-        "toolkit",
-        "doctype",
-        "repo",
-        "category",
-        "path_prefix",
-        "ref",
+        Self::TOOLKIT,
+        Self::DOCTYPE,
+        Self::REPO,
+        Self::CATEGORY,
+        Self::PATH_PREFIX,
+        Self::REF,
     ];
 
     /// The list a wire name sets.
-    fn list_mut(&mut self, field: &str) -> Option<&mut Vec<String>> {
+    pub fn list_mut(&mut self, field: &str) -> Option<&mut Vec<String>> {
         Some(match field {
-            "toolkit" => &mut self.toolkit,
-            "doctype" => &mut self.doctype,
-            "repo" => &mut self.repo,
-            "category" => &mut self.category,
-            "path_prefix" => &mut self.path_prefix,
-            "ref" => &mut self.refs,
+            Self::TOOLKIT => &mut self.toolkit,
+            Self::DOCTYPE => &mut self.doctype,
+            Self::REPO => &mut self.repo,
+            Self::CATEGORY => &mut self.category,
+            Self::PATH_PREFIX => &mut self.path_prefix,
+            Self::REF => &mut self.refs,
             _ => return None,
         })
+    }
+
+    /// The values one query-string field holds: comma-separated, blanks left out.
+    pub fn split(value: &str) -> impl Iterator<Item = &str> {
+        value.split(',').map(str::trim).filter(|s| !s.is_empty())
+    }
+
+    /// Each filter given, as `(wire name, value)` pairs (a URL's query, in order).
+    pub fn pairs(&self) -> Vec<(&'static str, &str)> {
+        let lists: [&Vec<String>; 6] = [
+            &self.toolkit,
+            &self.doctype,
+            &self.repo,
+            &self.category,
+            &self.path_prefix,
+            &self.refs,
+        ];
+        Self::FIELDS
+            .iter()
+            .zip(lists)
+            .flat_map(|(name, list)| list.iter().map(move |v| (*name, v.as_str())))
+            .collect()
     }
 
     /// Each list within [`MAX_FILTER_VALUES`], each doctype one the index knows.
@@ -280,7 +314,7 @@ impl Filters {
         for d in &self.doctype {
             if cairn_index::Doctype::parse(d).is_none() {
                 return Err(crate::invalid(
-                    "doctype",
+                    Self::DOCTYPE,
                     format!(
                         "{d:?} is not one of {}",
                         crate::rank::doctype_names().join(", ")

@@ -53,7 +53,7 @@ fn tools(admin: bool, catalog: &str) -> Vec<Tool> {
             let takes_toolkit = input
                 .get("properties")
                 .and_then(Value::as_object)
-                .is_some_and(|p| p.contains_key("toolkit"));
+                .is_some_and(|p| p.contains_key(cairn_search::Filters::TOOLKIT));
             let description = match takes_toolkit && !catalog.is_empty() {
                 true => format!("{} Toolkits: {catalog}", op.meta.description),
                 false => op.meta.description.to_owned(),

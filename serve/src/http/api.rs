@@ -12,7 +12,7 @@ use crate::ops::{Call, Input, Method, OPERATIONS, Operation};
 use crate::problem::ApiError;
 use actix_web::http::header;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
-use cairn_search::{Caller, Code};
+use cairn_search::{Caller, Code, Filters};
 use rmcp::model::JsonObject;
 use serde_json::Value;
 
@@ -133,12 +133,7 @@ fn query_args(input: &JsonObject, query: &str) -> Result<Value, ApiError> {
         if kind == FieldKind::List {
             let entry = map.entry(key).or_insert_with(|| Value::Array(Vec::new()));
             if let Value::Array(a) = entry {
-                a.extend(
-                    v.split(',')
-                        .map(str::trim)
-                        .filter(|s| !s.is_empty())
-                        .map(|s| Value::String(s.to_owned())),
-                );
+                a.extend(Filters::split(&v).map(|s| Value::String(s.to_owned())));
             }
             continue;
         }

@@ -133,11 +133,16 @@ fn query(req: &HttpRequest) -> std::collections::HashMap<String, String> {
 async fn search(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
     let q = query(&req);
     let field = |k: &str| q.get(k).map(|v| v.trim().to_owned()).unwrap_or_default();
+    // The filters as the API reads them: repeated or comma-separated, blanks ("all") left out.
+    let mut filters = cairn_search::Filters::default();
+    for (k, v) in url::form_urlencoded::parse(req.query_string().as_bytes()) {
+        if let Some(list) = filters.list_mut(&k) {
+            list.extend(cairn_search::Filters::split(&v).map(str::to_owned));
+        }
+    }
     let form = pages::SearchForm {
         q: field("q"),
-        toolkit: field("toolkit"),
-        doctype: field("doctype"),
-        repo: field("repo"),
+        filters,
         scores: !field("scores").is_empty(),
     };
     let answer = match form.q.is_empty() {

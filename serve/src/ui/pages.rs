@@ -26,12 +26,8 @@ fn wire_name<T: serde::Serialize>(v: &T) -> String {
 pub struct SearchForm {
     /// The question.
     pub q: String,
-    /// Chosen toolkit ("" for all).
-    pub toolkit: String,
-    /// Chosen doctype ("" for all).
-    pub doctype: String,
-    /// Chosen repository ("" for all).
-    pub repo: String,
+    /// The filters chosen (the form offers toolkit, doctype and repository).
+    pub filters: Filters,
     /// Show each hit's score parts.
     pub scores: bool,
 }
@@ -39,20 +35,11 @@ pub struct SearchForm {
 impl SearchForm {
     /// The arguments of the search operation.
     pub fn args(&self) -> SearchArgs {
-        let one = |v: &String| match v.is_empty() {
-            true => Vec::new(),
-            false => vec![v.clone()],
-        };
         SearchArgs {
             query: self.q.clone(),
             queries: Vec::new(),
             limit: Some(20),
-            filters: Filters {
-                toolkit: one(&self.toolkit),
-                doctype: one(&self.doctype),
-                repo: one(&self.repo),
-                ..Filters::default()
-            },
+            filters: self.filters.clone(),
             threshold: None,
             mode: None,
         }
@@ -61,20 +48,19 @@ impl SearchForm {
     /// This form's URL with `scores` set to `on`.
     fn url(&self, scores: bool) -> String {
         let mut u = format!("/?q={}", query_value(&self.q));
-        for (k, v) in [
-            ("toolkit", &self.toolkit),
-            ("doctype", &self.doctype),
-            ("repo", &self.repo),
-        ] {
-            if !v.is_empty() {
-                let _ = write!(u, "&{k}={}", query_value(v));
-            }
+        for (k, v) in self.filters.pairs() {
+            let _ = write!(u, "&{k}={}", query_value(v));
         }
         if scores {
             u.push_str("&scores=1");
         }
         u
     }
+}
+
+/// The value a one-choice `<select>` shows for a filter ("" for all).
+fn chosen(list: &[String]) -> &str {
+    list.first().map_or("", String::as_str)
 }
 
 /// A `<select>` named `name` with an "all" option and `choices`.
@@ -121,9 +107,24 @@ pub fn search(
 </form>
 "#,
         q = attr(&form.q),
-        tk = select("toolkit", "Toolkit", &form.toolkit, &toolkits),
-        dt = select("doctype", "Type", &form.doctype, &doctypes),
-        rp = select("repo", "Repository", &form.repo, &repos),
+        tk = select(
+            Filters::TOOLKIT,
+            "Toolkit",
+            chosen(&form.filters.toolkit),
+            &toolkits
+        ),
+        dt = select(
+            Filters::DOCTYPE,
+            "Type",
+            chosen(&form.filters.doctype),
+            &doctypes
+        ),
+        rp = select(
+            Filters::REPO,
+            "Repository",
+            chosen(&form.filters.repo),
+            &repos
+        ),
     );
     main.push_str("<section id=\"results\" aria-live=\"polite\">");
     main.push_str(error.unwrap_or(""));
@@ -148,7 +149,8 @@ fn indexed(version: &VersionResponse) -> String {
         let commit = r.commit.as_deref().unwrap_or("");
         let _ = write!(
             out,
-            "<dt><a href=\"/?q=&amp;toolkit={tk}\">{name}</a> <span class=\"tag\">{tk}</span></dt><dd>{desc}<span class=\"meta\">{branch} @ <code>{commit}</code>{stale}</span></dd>",
+            "<dt><a href=\"/?q=&amp;{key}={tk}\">{name}</a> <span class=\"tag\">{tk}</span></dt><dd>{desc}<span class=\"meta\">{branch} @ <code>{commit}</code>{stale}</span></dd>",
+            key = Filters::TOOLKIT,
             tk = attr(&r.toolkit),
             name = esc(&r.name),
             desc = match r.description.as_str() {
