@@ -74,6 +74,7 @@ impl VersionBuilder {
         writer.write_json(files::DOCS, &docs)?;
         writer.write_bytes(files::CONTENT, content)?;
         writer.write_json(files::WEIGHTS, weights)?;
+        writer.write_bytes(files::TRIGRAMS, &crate::trigrams::encode(docs, content))?;
         let dir = writer.dir().file(files::TANTIVY);
         std::fs::create_dir_all(&dir).map_err(|source| LayoutError::Io {
             path: dir.clone(),

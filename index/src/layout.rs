@@ -97,6 +97,8 @@ pub mod files {
     pub const WEIGHTS: &str = "weights.json";
     /// The tantivy index folder.
     pub const TANTIVY: &str = "tantivy";
+    /// Which documents hold each trigram (format 5 on).
+    pub const TRIGRAMS: &str = "trigrams.bin";
 }
 
 /// The folder of one version (published, or still being written).

@@ -24,6 +24,7 @@ pub mod records;
 pub mod rows;
 pub mod schema;
 pub mod snapshot;
+pub mod trigrams;
 pub mod vectors;
 pub mod verify;
 pub mod weights;

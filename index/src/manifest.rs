@@ -4,8 +4,10 @@ use crate::IndexVersion;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The format this code writes.
-pub const FORMAT_VERSION: u32 = 4;
+/// The format this code writes (5: `trigrams.bin`).
+pub const FORMAT_VERSION: u32 = 5;
+/// The first format with `trigrams.bin`.
+pub const TRIGRAMS_SINCE: u32 = 5;
 /// The oldest format this code can still read.
 pub const OLDEST_READABLE_FORMAT: u32 = 3;
 

@@ -2,7 +2,9 @@
 //! checked once at open.
 
 use crate::layout::{LayoutError, files};
+use crate::manifest::TRIGRAMS_SINCE;
 use crate::schema::ChunkSchema;
+use crate::trigrams::Trigrams;
 use crate::vectors::Vectors;
 use crate::weights::PathWeights;
 use crate::{
@@ -64,9 +66,25 @@ pub struct Snapshot {
     pub reader: tantivy::IndexReader,
     /// Its field handles.
     pub schema: ChunkSchema,
+    /// Which documents hold each trigram (format 5 on; `None` for older
+    /// versions, which a grep then scans whole).
+    pub trigrams: Option<Trigrams<Mmap>>,
     by_id: HashMap<DocId, u32>,
     lines: Vec<LineIndex>,
     content: Mmap,
+}
+
+/// Maps a published file read-only.
+fn map(path: &Path) -> Result<Mmap, OpenError> {
+    let err = |e: std::io::Error| OpenError::File {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let file = std::fs::File::open(path).map_err(err)?;
+    // SAFETY: published files are never modified or truncated, so the
+    // mapping stays valid for the snapshot's life.
+    #[allow(unsafe_code)]
+    unsafe { Mmap::map(&file) }.map_err(err)
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<T, OpenError> {
@@ -102,13 +120,7 @@ impl Snapshot {
             path: p.display().to_string(),
             message: e.to_string(),
         };
-        let content_file =
-            std::fs::File::open(&content_path).map_err(|e| file_err(&content_path, e))?;
-        // SAFETY: published files are never modified or truncated, so the
-        // mapping stays valid for the snapshot's life.
-        #[allow(unsafe_code)]
-        let content =
-            unsafe { Mmap::map(&content_file) }.map_err(|e| file_err(&content_path, e))?;
+        let content = map(&content_path)?;
         let vectors_path = path.join(files::VECTORS);
         let vectors = Vectors::open(&vectors_path, manifest.model.dim)
             .map_err(|e| file_err(&vectors_path, e))?;
@@ -163,6 +175,28 @@ impl Snapshot {
             )));
         }
 
+        let trigrams_path = path.join(files::TRIGRAMS);
+        let trigrams = match (
+            manifest.format_version >= TRIGRAMS_SINCE,
+            trigrams_path.exists(),
+        ) {
+            (false, _) => None,
+            (true, false) => return Err(inconsistent(format!("{} is missing", files::TRIGRAMS))),
+            (true, true) => {
+                let t =
+                    Trigrams::new(map(&trigrams_path)?).map_err(|e| inconsistent(e.to_string()))?;
+                if t.docs() as usize != docs.len() {
+                    return Err(inconsistent(format!(
+                        "{} covers {} docs, the registry holds {}",
+                        files::TRIGRAMS,
+                        t.docs(),
+                        docs.len()
+                    )));
+                }
+                Some(t)
+            }
+        };
+
         let index = tantivy::Index::open_in_dir(path.join(files::TANTIVY))?;
         ChunkSchema::register_analyzers(&index);
         let reader = index
@@ -181,6 +215,7 @@ impl Snapshot {
             index,
             reader,
             schema: ChunkSchema::new(),
+            trigrams,
             by_id,
             lines,
             content,

@@ -76,6 +76,12 @@ pub fn repo_ref(r: &cairn_index::manifest::RepoRecord) -> (&str, bool) {
 
 /// Which chunks pass the filters and the caller's groups: applied before ranking, on both paths.
 pub fn allowed_chunks(snap: &Snapshot, filters: &Filters, groups: Option<&[String]>) -> Vec<bool> {
+    let doc_ok = allowed_docs(snap, filters, groups);
+    snap.chunks.iter().map(|c| doc_ok[c.doc as usize]).collect()
+}
+
+/// Which documents pass the filters and the caller's groups (what a grep reads).
+pub fn allowed_docs(snap: &Snapshot, filters: &Filters, groups: Option<&[String]>) -> Vec<bool> {
     let any = |list: &[String], v: &str| list.is_empty() || list.iter().any(|x| x == v);
     let refs: std::collections::HashMap<&str, (&str, bool)> = snap
         .manifest
@@ -96,8 +102,7 @@ pub fn allowed_chunks(snap: &Snapshot, filters: &Filters, groups: Option<&[Strin
             false => filters.refs.iter().any(|x| x == r),
         }
     };
-    let doc_ok: Vec<bool> = snap
-        .docs
+    snap.docs
         .iter()
         .map(|d| {
             visible(d, groups)
@@ -112,6 +117,5 @@ pub fn allowed_chunks(snap: &Snapshot, filters: &Filters, groups: Option<&[Strin
                         .iter()
                         .any(|p| d.doc_id.as_str().starts_with(p.as_str())))
         })
-        .collect();
-    snap.chunks.iter().map(|c| doc_ok[c.doc as usize]).collect()
+        .collect()
 }

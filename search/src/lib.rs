@@ -16,6 +16,7 @@ pub mod context;
 mod engine;
 pub mod eval;
 pub mod explain;
+pub mod grep;
 pub mod links;
 pub mod query_vectors;
 pub mod rank;
@@ -29,6 +30,7 @@ pub use context::{ChatMessage, Citation, ContextRequest, ContextResponse, Tokeni
 pub(crate) use engine::check_deadline;
 pub use engine::{Engine, EngineOptions};
 pub use explain::{ExplainRequest, ExplainResponse};
+pub use grep::{GrepRequest, GrepResponse};
 pub use query_vectors::CacheStats;
 pub use types::*;
 

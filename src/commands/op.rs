@@ -48,7 +48,10 @@ pub fn run(op: &Operation, flags: &ArgMatches) -> anyhow::Result<ExitCode> {
         Ok(answer) if json => super::print_json(&answer.value)?,
         Ok(answer) => print!("{}", answer.text),
         Err(e) => {
-            eprintln!("error [{}]: {}", e.code, e.detail);
+            match &e.field {
+                Some(field) => eprintln!("error [{}]: {field}: {}", e.code, e.detail),
+                None => eprintln!("error [{}]: {}", e.code, e.detail),
+            }
             return Ok(ExitCode::from(e.code.exit_code()));
         }
     }

@@ -7,6 +7,7 @@ mod config_errors;
 mod explain;
 mod fixtures;
 mod fuzz;
+mod grep;
 mod hardening;
 mod hardening2;
 mod http;

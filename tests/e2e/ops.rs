@@ -168,7 +168,18 @@ fn every_operation_is_offered_where_it_should_be() {
             op.meta.routes
         );
     }
-    assert_eq!(on_cli, ["search", "retrieve", "tree", "context", "explain"]);
+    assert_eq!(
+        on_cli,
+        [
+            "search",
+            "retrieve",
+            "tree",
+            "context",
+            "explain",
+            "grep",
+            "references"
+        ]
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! `tree.rs` (the doc_id tree, version, health, documents).
 
 mod focus;
+mod grep;
 mod retrieve;
 mod search;
 mod text;
@@ -55,6 +56,8 @@ pub struct Engine {
     /// Every raising statement and the documents by file name, read at the
     /// first explain (a search-only engine, or a hot swap, never pays for it).
     sites: std::sync::OnceLock<crate::explain::Sites>,
+    /// The documents in doc_id order (a grep's order), made on first use.
+    by_doc_id: std::sync::OnceLock<Vec<u32>>,
 }
 
 /// Gives up on work nobody will read: the caller's deadline has passed.
@@ -151,6 +154,7 @@ impl Engine {
             bm25: rank::Bm25Tables::new(&snap)?,
             notebooks: text::Notebooks::new(snap.docs.len()),
             sites: std::sync::OnceLock::new(),
+            by_doc_id: std::sync::OnceLock::new(),
             snap,
             embedder,
             degraded,

@@ -13,8 +13,10 @@
 
 pub mod context;
 pub mod explain;
+pub mod grep;
 pub mod health;
 pub mod ready;
+pub mod references;
 pub mod retrieve;
 pub mod retrieve_batch;
 pub mod schema;
@@ -173,6 +175,8 @@ pub static OPERATIONS: &[Operation] = &[
     operation::<tree::Tree>(),
     operation::<context::Context>(),
     operation::<explain::Explain>(),
+    operation::<grep::Grep>(),
+    operation::<references::References>(),
     operation::<version::Version>(),
     operation::<health::Health>(),
     operation::<ready::Ready>(),

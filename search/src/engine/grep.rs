@@ -1,0 +1,202 @@
+//! The engine's grep: candidate documents from the trigram index, within
+//! the filters and the caller's groups, read in doc_id order and matched
+//! line by line; pages by cursor; stops at the caps and the deadline.
+
+use super::Engine;
+use crate::grep::{
+    DEFAULT_GREP_LIMIT, GrepCap, GrepFile, GrepMatch, GrepRequest, GrepResponse, MAX_CONTEXT,
+    MAX_GREP_LIMIT, MAX_LINE_CHARS, Pattern,
+};
+use crate::{MAX_TEXT_BYTES, SearchError, access, invalid};
+use cairn_index::LineSpan;
+
+/// Where a page starts: after `line` of the document at `rank` in doc_id order.
+struct Cursor {
+    rank: usize,
+    line: u32,
+}
+
+impl Engine {
+    /// The documents in doc_id order.
+    fn by_doc_id(&self) -> &[u32] {
+        self.by_doc_id.get_or_init(|| {
+            let mut order: Vec<u32> = (0..self.snap.docs.len() as u32).collect();
+            order.sort_by(|a, b| {
+                self.snap.docs[*a as usize]
+                    .doc_id
+                    .as_str()
+                    .cmp(self.snap.docs[*b as usize].doc_id.as_str())
+            });
+            order
+        })
+    }
+
+    /// `version.rank.line`, so a page of another version is refused, not misread.
+    fn cursor(&self, c: &Cursor) -> String {
+        format!("{}.{}.{}", self.snap.version, c.rank, c.line)
+    }
+
+    fn parse_cursor(&self, s: &str) -> Result<Cursor, SearchError> {
+        let bad = || invalid("cursor", format!("{s:?} is not a cursor this index gave"));
+        let mut parts = s.split('.');
+        let (Some(version), Some(rank), Some(line), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad());
+        };
+        if version != self.snap.version.as_str() {
+            return Err(invalid(
+                "cursor",
+                format!(
+                    "comes from index {version}; this is {}: start the grep again",
+                    self.snap.version
+                ),
+            ));
+        }
+        Ok(Cursor {
+            rank: rank.parse().map_err(|_| bad())?,
+            line: line.parse().map_err(|_| bad())?,
+        })
+    }
+
+    /// Every line matching `req`'s pattern in the documents the caller may
+    /// see, a page at a time.
+    pub fn grep(&self, req: &GrepRequest) -> Result<GrepResponse, SearchError> {
+        let pattern = Pattern::new(req)?;
+        req.filters.validate()?;
+        let limit = match req.limit {
+            0 => DEFAULT_GREP_LIMIT,
+            n if n > MAX_GREP_LIMIT => {
+                return Err(invalid("limit", format!("at most {MAX_GREP_LIMIT}")));
+            }
+            n => n,
+        };
+        if req.context > MAX_CONTEXT {
+            return Err(invalid("context", format!("at most {MAX_CONTEXT} lines")));
+        }
+        let glob = req
+            .path
+            .as_deref()
+            .map(|g| {
+                globset::GlobBuilder::new(g)
+                    .literal_separator(false)
+                    .build()
+                    .map(|g| g.compile_matcher())
+                    .map_err(|e| invalid("path", format!("not a glob: {e}")))
+            })
+            .transpose()?;
+        let start = req
+            .cursor
+            .as_deref()
+            .map(|c| self.parse_cursor(c))
+            .transpose()?
+            .unwrap_or(Cursor { rank: 0, line: 0 });
+        let mut read = access::allowed_docs(&self.snap, &req.filters, req.groups.as_deref());
+        if let Some(candidates) = self
+            .snap
+            .trigrams
+            .as_ref()
+            .and_then(|t| t.candidates(&pattern.query))
+        {
+            let mut keep = vec![false; read.len()];
+            for d in candidates {
+                if let Some(k) = keep.get_mut(d as usize) {
+                    *k = true;
+                }
+            }
+            read.iter_mut().zip(keep).for_each(|(r, k)| *r &= k);
+        }
+        let mut out = GrepResponse {
+            pattern: req.pattern.clone(),
+            files: Vec::new(),
+            matches: 0,
+            truncated: None,
+            next_cursor: None,
+            documents_read: 0,
+            index_version: self.snap.version.to_string(),
+        };
+        let mut bytes = 0usize;
+        let order = self.by_doc_id();
+        for (rank, &doc) in order.iter().enumerate().skip(start.rank) {
+            let d = &self.snap.docs[doc as usize];
+            if !read[doc as usize] || glob.as_ref().is_some_and(|g| !g.is_match(&d.path)) {
+                continue;
+            }
+            if super::check_deadline(req.deadline).is_err() {
+                out.truncated = Some(GrepCap::Deadline);
+                out.next_cursor = Some(self.cursor(&Cursor { rank, line: 0 }));
+                break;
+            }
+            out.documents_read += 1;
+            let Ok(text) = std::str::from_utf8(self.snap.doc_bytes(doc)) else {
+                continue;
+            };
+            // Whole-text first: most candidates hold no match, and one pass finds that.
+            if !pattern.line.is_match(text) {
+                continue;
+            }
+            let lines: Vec<&str> = text.split('\n').collect();
+            let count = self.snap.line_index(doc).line_count() as usize;
+            let from = if rank == start.rank { start.line } else { 0 };
+            let mut file = GrepFile {
+                doc_id: d.doc_id.to_string(),
+                toolkit: d.toolkit.clone(),
+                doctype: d.doctype.to_string(),
+                matches: Vec::new(),
+            };
+            for (i, line) in lines.iter().enumerate().take(count).skip(from as usize) {
+                if !pattern.line.is_match(line) {
+                    continue;
+                }
+                let n = i as u32 + 1;
+                let ctx = req.context as usize;
+                let cut = |l: &&str| l.chars().take(MAX_LINE_CHARS).collect::<String>();
+                let before: Vec<String> = lines[i.saturating_sub(ctx)..i].iter().map(cut).collect();
+                let after: Vec<String> = lines[i + 1..(i + 1 + ctx).min(count)]
+                    .iter()
+                    .map(cut)
+                    .collect();
+                let span = LineSpan {
+                    start: n - before.len() as u32,
+                    end: n + after.len() as u32,
+                };
+                let (github_url, permalink) = self.links(doc, span);
+                let m = GrepMatch {
+                    line: n,
+                    text: cut(line),
+                    start_line: span.start,
+                    end_line: span.end,
+                    before,
+                    after,
+                    github_url,
+                    permalink,
+                };
+                bytes += m.text.len()
+                    + m.before
+                        .iter()
+                        .chain(&m.after)
+                        .map(String::len)
+                        .sum::<usize>();
+                if bytes > MAX_TEXT_BYTES && out.matches > 0 {
+                    out.truncated = Some(GrepCap::Bytes);
+                    out.next_cursor = Some(self.cursor(&Cursor { rank, line: n - 1 }));
+                    break;
+                }
+                file.matches.push(m);
+                out.matches += 1;
+                if out.matches == limit {
+                    out.truncated = Some(GrepCap::Matches);
+                    out.next_cursor = Some(self.cursor(&Cursor { rank, line: n }));
+                    break;
+                }
+            }
+            if !file.matches.is_empty() {
+                out.files.push(file);
+            }
+            if out.truncated.is_some() {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,405 @@
+//! Exact search, like `git grep -n` over the indexed commits: a literal or a
+//! regular expression (RE2 semantics, the `regex` crate: linear time, no
+//! backreferences) matched line by line, over the documents a caller may
+//! see, each match a cited line span. The pattern also becomes a trigram
+//! query ([`cairn_index::trigrams`]) so only candidate documents are read.
+//! The engine's side (the scan, the order, the caps) is `engine/grep.rs`.
+
+use crate::{Filters, SearchError, invalid};
+use cairn_index::trigrams::Query;
+use regex_syntax::hir::{Class, Hir, HirKind};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Longest pattern accepted, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 1000;
+/// Matches returned when a grep names no limit.
+pub const DEFAULT_GREP_LIMIT: usize = 100;
+/// Most matches one grep returns.
+pub const MAX_GREP_LIMIT: usize = 1000;
+/// Most lines of context on each side of a match.
+pub const MAX_CONTEXT: u32 = 5;
+/// Longest line returned; longer ones are cut (a minified line can be megabytes).
+pub const MAX_LINE_CHARS: usize = 500;
+/// The most exact strings a pattern's trigram query expands (classes, alternations) before it gives up on them.
+const MAX_EXACT: usize = 64;
+
+/// A grep.
+#[derive(Clone, Debug, Default)]
+pub struct GrepRequest {
+    /// What to find.
+    pub pattern: String,
+    /// `pattern` is a regular expression (else a literal).
+    pub regex: bool,
+    /// Letters must match in case (git grep's default).
+    pub case_sensitive: bool,
+    /// Match only where the pattern stands as a whole word (`\b…\b`).
+    pub word: bool,
+    /// Filters, as a search takes them.
+    pub filters: Filters,
+    /// Only paths (inside their repository) matching this glob, e.g. `*.py`, `src/**/*.cpp`.
+    pub path: Option<String>,
+    /// Lines of context on each side (0 to 5).
+    pub context: u32,
+    /// Matches wanted (1 to 1,000).
+    pub limit: usize,
+    /// Where the previous page stopped ([`GrepResponse::next_cursor`]).
+    pub cursor: Option<String>,
+    /// The caller's access groups (None: sees everything).
+    pub groups: Option<Vec<String>>,
+    /// When the answer stops being wanted: the scan stops there and says so.
+    pub deadline: Option<std::time::Instant>,
+}
+
+/// One matching line, cited.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct GrepMatch {
+    /// The matching line, 1-based.
+    pub line: u32,
+    /// Its text (cut at 500 characters).
+    pub text: String,
+    /// First line of the cited span (the match with its context).
+    pub start_line: u32,
+    /// Last line of the cited span.
+    pub end_line: u32,
+    /// The context lines before the match, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub before: Vec<String>,
+    /// The context lines after the match, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
+    /// The span on GitHub, on the default branch.
+    pub github_url: String,
+    /// The span on GitHub, at the indexed commit.
+    pub permalink: String,
+}
+
+/// The matches in one document.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct GrepFile {
+    /// `<category>/<repo>/<path>`.
+    pub doc_id: String,
+    /// Toolkit.
+    pub toolkit: String,
+    /// Doctype.
+    pub doctype: String,
+    /// Its matches, by line.
+    pub matches: Vec<GrepMatch>,
+}
+
+/// Why a page of matches stopped before the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GrepCap {
+    /// `limit` matches were found.
+    Matches,
+    /// The text returned reached 48,000 bytes.
+    Bytes,
+    /// The deadline came first.
+    Deadline,
+}
+
+impl GrepCap {
+    /// Its name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            GrepCap::Matches => "matches",
+            GrepCap::Bytes => "bytes",
+            GrepCap::Deadline => "deadline",
+        }
+    }
+}
+
+/// A page of matches, ordered by doc_id, then line.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct GrepResponse {
+    /// The pattern as given.
+    pub pattern: String,
+    /// Documents with matches, in doc_id order.
+    pub files: Vec<GrepFile>,
+    /// Matches in this page.
+    pub matches: usize,
+    /// Why this page stopped early, when it did (more may follow from `next_cursor`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<GrepCap>,
+    /// Pass as `cursor` for the next page; absent when this page is the last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Documents read (those the trigram index could not rule out, within the filters).
+    pub documents_read: usize,
+    /// The version answering.
+    pub index_version: String,
+}
+
+impl std::fmt::Display for GrepResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for file in &self.files {
+            for m in &file.matches {
+                writeln!(f, "{}:{}:{}", file.doc_id, m.line, m.text)?;
+            }
+        }
+        match (self.truncated, &self.next_cursor) {
+            (Some(cap), Some(c)) => writeln!(
+                f,
+                "(stopped at the {} cap; more with --cursor {c})",
+                cap.name()
+            ),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A compiled pattern: the line matcher and the trigram query that selects candidates.
+pub(crate) struct Pattern {
+    /// Matches one line.
+    pub line: regex::Regex,
+    /// What a document must hold to possibly match.
+    pub query: Query,
+}
+
+impl Pattern {
+    /// Checks and compiles `req`'s pattern.
+    pub fn new(req: &GrepRequest) -> Result<Self, SearchError> {
+        let p = &req.pattern;
+        if p.is_empty() {
+            return Err(invalid("pattern", "is empty"));
+        }
+        if p.len() > MAX_PATTERN_BYTES {
+            return Err(invalid(
+                "pattern",
+                format!("is {} bytes; at most {MAX_PATTERN_BYTES}", p.len()),
+            ));
+        }
+        let body = match req.regex {
+            true => p.clone(),
+            false => regex::escape(p),
+        };
+        let body = match req.word {
+            true => format!(r"\b(?:{body})\b"),
+            false => body,
+        };
+        let line = regex::RegexBuilder::new(&body)
+            .case_insensitive(!req.case_sensitive)
+            .multi_line(true)
+            .size_limit(4 << 20)
+            .dfa_size_limit(8 << 20)
+            .build()
+            .map_err(|e| invalid("pattern", regex_error(&e)))?;
+        let query = regex_syntax::ParserBuilder::new()
+            .case_insensitive(!req.case_sensitive)
+            .multi_line(true)
+            .build()
+            .parse(&body)
+            .map(|hir| query_of(&hir))
+            // Whatever the parser refuses, the regex crate accepted: read every document.
+            .unwrap_or(Query::Any);
+        Ok(Self { line, query })
+    }
+}
+
+/// The regex crate's message, on one line.
+fn regex_error(e: &regex::Error) -> String {
+    let text = e.to_string();
+    match text.lines().last() {
+        Some(last) if text.lines().count() > 1 => format!("not a valid regular expression: {last}"),
+        _ => format!("not a valid regular expression: {text}"),
+    }
+}
+
+/// The trigram query of a pattern: what any line it matches must contain.
+fn query_of(hir: &Hir) -> Query {
+    match exact(hir) {
+        Some(set) => any_of(&set),
+        None => inexact(hir),
+    }
+}
+
+/// The query of a set of exact strings: one of them is in the line.
+fn any_of(set: &[Vec<u8>]) -> Query {
+    set.iter()
+        .map(|s| Query::literal(s))
+        .reduce(Query::or)
+        .unwrap_or(Query::Any)
+}
+
+/// The query of a node whose strings cannot all be listed.
+fn inexact(hir: &Hir) -> Query {
+    match hir.kind() {
+        HirKind::Capture(c) => query_of(&c.sub),
+        HirKind::Repetition(r) if r.min >= 1 => query_of(&r.sub),
+        HirKind::Alternation(alts) => alts
+            .iter()
+            .map(query_of)
+            .reduce(Query::or)
+            .unwrap_or(Query::Any),
+        HirKind::Concat(parts) => {
+            // Runs of parts with exact strings are crossed into longer
+            // strings (their trigrams span the joins); the rest add their own.
+            let mut q = Query::Any;
+            let mut run: Vec<Vec<u8>> = vec![Vec::new()];
+            for part in parts {
+                match exact(part).and_then(|set| cross(&run, &set)) {
+                    Some(longer) => run = longer,
+                    None => {
+                        q = q.and(any_of(&run));
+                        run = match exact(part) {
+                            Some(set) => set,
+                            None => {
+                                q = q.and(inexact(part));
+                                vec![Vec::new()]
+                            }
+                        };
+                    }
+                }
+            }
+            q.and(any_of(&run))
+        }
+        _ => Query::Any,
+    }
+}
+
+/// `a` × `b` as strings, when the result stays small.
+fn cross(a: &[Vec<u8>], b: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
+    if a.len().saturating_mul(b.len()) > MAX_EXACT {
+        return None;
+    }
+    let mut out: Vec<Vec<u8>> = a
+        .iter()
+        .flat_map(|x| {
+            b.iter().map(move |y| {
+                let mut s = x.clone();
+                s.extend_from_slice(y);
+                s
+            })
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    Some(out)
+}
+
+/// Every string a node matches, folded to lowercase (as the trigram index
+/// is), when there are few; `None` when there are many or infinitely many.
+fn exact(hir: &Hir) -> Option<Vec<Vec<u8>>> {
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => Some(vec![Vec::new()]),
+        HirKind::Literal(l) => Some(vec![l.0.to_ascii_lowercase()]),
+        HirKind::Class(Class::Unicode(c)) => {
+            let mut out: Vec<Vec<u8>> = Vec::new();
+            for r in c.ranges() {
+                if out.len() + (r.end() as usize - r.start() as usize) > MAX_EXACT {
+                    return None;
+                }
+                for ch in r.start()..=r.end() {
+                    let mut buf = [0u8; 4];
+                    out.push(ch.encode_utf8(&mut buf).as_bytes().to_ascii_lowercase());
+                }
+            }
+            out.sort();
+            out.dedup();
+            Some(out)
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            let mut out: Vec<Vec<u8>> = Vec::new();
+            for r in c.ranges() {
+                if out.len() + usize::from(r.end() - r.start()) > MAX_EXACT {
+                    return None;
+                }
+                out.extend((r.start()..=r.end()).map(|b| vec![b.to_ascii_lowercase()]));
+            }
+            out.sort();
+            out.dedup();
+            Some(out)
+        }
+        HirKind::Capture(c) => exact(&c.sub),
+        HirKind::Concat(parts) => parts
+            .iter()
+            .try_fold(vec![Vec::new()], |acc, p| cross(&acc, &exact(p)?)),
+        HirKind::Alternation(alts) => {
+            let mut out = Vec::new();
+            for a in alts {
+                out.extend(exact(a)?);
+                if out.len() > MAX_EXACT {
+                    return None;
+                }
+            }
+            out.sort();
+            out.dedup();
+            Some(out)
+        }
+        HirKind::Repetition(r) if r.min == 1 && r.max == Some(1) => exact(&r.sub),
+        HirKind::Repetition(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(pattern: &str, regex: bool, case_sensitive: bool) -> Query {
+        Pattern::new(&GrepRequest {
+            pattern: pattern.to_owned(),
+            regex,
+            case_sensitive,
+            ..GrepRequest::default()
+        })
+        .map(|p| p.query)
+        .unwrap_or_else(|e| panic!("{pattern}: {e}"))
+    }
+
+    #[test]
+    fn patterns_become_the_trigrams_every_match_holds() {
+        assert_eq!(q("get_chi2", false, true), Query::literal(b"get_chi2"));
+        assert_eq!(q("Get_Chi2", false, false), Query::literal(b"get_chi2"));
+        assert_eq!(q("ab", false, true), Query::Any);
+        // An alternation is one of its branches (in byte order).
+        assert_eq!(
+            q("emcee|dynesty", true, true),
+            Query::literal(b"dynesty").or(Query::literal(b"emcee"))
+        );
+        // A class crosses into the strings around it.
+        assert_eq!(
+            q("chi[23]", true, true),
+            Query::literal(b"chi2").or(Query::literal(b"chi3"))
+        );
+        // `.*` breaks a concatenation; both sides still count.
+        assert_eq!(
+            q("def .*sampler", true, true),
+            Query::literal(b"def ").and(Query::literal(b"sampler"))
+        );
+        // Optional parts and wide classes ask for nothing.
+        assert_eq!(q("x?", true, true), Query::Any);
+        assert_eq!(q(r"\w+", true, true), Query::Any);
+    }
+
+    #[test]
+    fn bad_patterns_are_refused_by_field() {
+        for (pattern, regex) in [("", false), ("(unclosed", true), ("a{1000000}", true)] {
+            let e = Pattern::new(&GrepRequest {
+                pattern: pattern.to_owned(),
+                regex,
+                ..GrepRequest::default()
+            })
+            .err()
+            .unwrap_or_else(|| panic!("{pattern:?} accepted"));
+            assert!(
+                matches!(
+                    e,
+                    SearchError::Invalid {
+                        field: "pattern",
+                        ..
+                    }
+                ),
+                "{e}"
+            );
+        }
+        let long = "x".repeat(MAX_PATTERN_BYTES + 1);
+        assert!(
+            Pattern::new(&GrepRequest {
+                pattern: long,
+                ..GrepRequest::default()
+            })
+            .is_err()
+        );
+    }
+}

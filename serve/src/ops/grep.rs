@@ -1,0 +1,97 @@
+//! `grep`: every line matching a literal or a regular expression, cited.
+
+use super::{Call, Meta, Method, Op, Route};
+use crate::problem::ApiError;
+use cairn_search::{Filters, GrepRequest, GrepResponse};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// A grep.
+#[derive(Debug, Deserialize, JsonSchema, clap::Args)]
+#[schemars(deny_unknown_fields)]
+pub struct GrepArgs {
+    /// What to find: a literal string, or with regex=true a regular expression (RE2 syntax: no backreferences or lookaround), matched within one line; up to 1,000 bytes.
+    pub pattern: String,
+    /// The pattern is a regular expression (default false: a literal).
+    #[serde(default)]
+    #[arg(long, short = 'E')]
+    pub regex: bool,
+    /// Letters match either case (default false: case matters, as in git grep).
+    #[serde(default)]
+    #[arg(long, short = 'i')]
+    pub ignore_case: bool,
+    /// Only where the pattern stands as a whole word.
+    #[serde(default)]
+    #[arg(long, short = 'w')]
+    pub word: bool,
+    /// The filters.
+    #[serde(flatten)]
+    #[command(flatten)]
+    pub filters: Filters,
+    /// Only paths inside their repository matching this glob, e.g. `*.py` or `src/**/*.cpp`.
+    #[serde(default)]
+    #[arg(long, value_name = "GLOB")]
+    pub path: Option<String>,
+    /// Lines of context around each match, 0 to 5 (default 0).
+    #[serde(default)]
+    #[arg(long, short = 'C')]
+    pub context: Option<u32>,
+    /// Matches wanted, 1 to 1,000 (default 100).
+    #[serde(default)]
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// The previous page's next_cursor, to go on from where it stopped.
+    #[serde(default)]
+    #[arg(long)]
+    pub cursor: Option<String>,
+}
+
+impl GrepArgs {
+    /// The library request for `call`.
+    pub fn into_request(self, call: &Call) -> GrepRequest {
+        GrepRequest {
+            pattern: self.pattern,
+            regex: self.regex,
+            case_sensitive: !self.ignore_case,
+            word: self.word,
+            filters: self.filters,
+            path: self.path,
+            context: self.context.unwrap_or(0),
+            limit: self.limit.unwrap_or(0),
+            cursor: self.cursor,
+            groups: call.groups(),
+            deadline: Some(call.deadline),
+        }
+    }
+}
+
+/// The operation.
+pub struct Grep;
+
+impl Op for Grep {
+    type Args = GrepArgs;
+    type Output = GrepResponse;
+    const META: Meta = Meta {
+        tool: Some("grep"),
+        routes: &[Route {
+            method: Method::Get,
+            path: "/grep",
+            operation_id: "grepLines",
+            summary: "Every line matching a string or regular expression, like git grep.",
+        }],
+        tag: "browse",
+        description: "Exact search like git grep over the indexed commits: every line matching a literal (or regex=true: an RE2 regular expression), grouped by document in doc_id order, each a cited line span with GitHub links. Paged: pass next_cursor back as cursor.",
+        answers: "Matching lines by document, each with its span and links",
+        on_cpu: true,
+        cli: true,
+        ..Meta::READ
+    };
+
+    fn run(a: GrepArgs, call: &Call) -> Result<GrepResponse, ApiError> {
+        Ok(call.engine.grep(&a.into_request(call))?)
+    }
+
+    fn text(r: &GrepResponse) -> String {
+        r.to_string()
+    }
+}
