@@ -274,3 +274,38 @@ fn the_cli_greps_and_finds_references() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("pattern"), "{}", stderr(&o));
 }
+
+#[actix_web::test]
+async fn grep_answers_over_http_with_problems_naming_the_field() {
+    use actix_web::test;
+    let s = crate::http::served(None, |_| {});
+    let app = test::init_service(cairn_serve::server::app(s.state.clone())).await;
+    let get = |uri: &str| {
+        test::TestRequest::get()
+            .uri(uri)
+            .insert_header(crate::http::bearer(&s.reader))
+            .to_request()
+    };
+    let res =
+        test::call_service(&app, get("/grep?pattern=fit_model&toolkit=alpha&context=1")).await;
+    assert_eq!(res.status(), 200);
+    let v: serde_json::Value = test::read_body_json(res).await;
+    assert!(v["matches"].as_u64().is_some_and(|n| n >= 1), "{v}");
+    assert!(
+        v["files"][0]["matches"][0]["permalink"].as_str().is_some(),
+        "{v}"
+    );
+    let res = test::call_service(&app, get("/references?name=Model&path=*.py")).await;
+    assert_eq!(res.status(), 200);
+    for (uri, field) in [
+        ("/grep?pattern=(&regex=true", "pattern"),
+        ("/grep?pattern=x&context=99", "context"),
+        ("/grep?pattern=x&regex=maybe", "regex"),
+        ("/grep?pattern=x&colour=red", "colour"),
+    ] {
+        let res = test::call_service(&app, get(uri)).await;
+        assert!(res.status().is_client_error(), "{uri}: {}", res.status());
+        let v: serde_json::Value = test::read_body_json(res).await;
+        assert_eq!(v["field"], field, "{uri}: {v}");
+    }
+}
