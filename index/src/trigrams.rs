@@ -18,6 +18,8 @@ const MAGIC: &[u8; 4] = b"CTRG";
 const FORMAT: u32 = 1;
 const HEADER: usize = 16;
 const ENTRY: usize = 12;
+/// Candidates few enough that reading another posting list to narrow them costs more than scanning them.
+const SMALL: usize = 8;
 
 /// A trigram as its three folded bytes.
 pub type Key = u32;
@@ -190,19 +192,24 @@ impl<B: AsRef<[u8]>> Trigrams<B> {
         (word(at), word(at + 4) as usize, word(at + 8) as usize)
     }
 
-    /// The documents holding `key`, ascending (empty when none or when the
-    /// postings are damaged: a search then finds nothing there rather than failing).
-    pub fn docs_with(&self, key: Key) -> Vec<u32> {
+    /// The table entry of `key`.
+    fn find(&self, key: Key) -> Option<usize> {
         let (mut lo, mut hi) = (0, self.count);
         while lo < hi {
             let mid = (lo + hi) / 2;
             match self.entry(mid).0.cmp(&key) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return self.postings(mid),
+                std::cmp::Ordering::Equal => return Some(mid),
             }
         }
-        Vec::new()
+        None
+    }
+
+    /// The documents holding `key`, ascending (empty when none or when the
+    /// postings are damaged: a search then finds nothing there rather than failing).
+    pub fn docs_with(&self, key: Key) -> Vec<u32> {
+        self.find(key).map(|i| self.postings(i)).unwrap_or_default()
     }
 
     fn postings(&self, i: usize) -> Vec<u32> {
@@ -239,13 +246,37 @@ impl<B: AsRef<[u8]>> Trigrams<B> {
             Query::Any => None,
             Query::Tri(k) => Some(self.docs_with(*k)),
             Query::And(qs) => {
-                let mut lists: Vec<Vec<u32>> =
-                    qs.iter().filter_map(|q| self.candidates(q)).collect();
-                // The rarest first: every later list only narrows it.
-                lists.sort_by_key(Vec::len);
-                let mut it = lists.into_iter();
-                let first = it.next()?;
-                Some(it.fold(first, |acc, l| intersect(&acc, &l)))
+                // Single trigrams by how many documents hold them, read
+                // rarest first; once few candidates are left, a long list
+                // costs more to read than the scan it would save, so it is
+                // skipped (candidates are a superset either way).
+                let mut tris: Vec<(usize, usize)> = Vec::new();
+                let mut acc: Option<Vec<u32>> = None;
+                for q in qs {
+                    match q {
+                        Query::Tri(k) => match self.find(*k) {
+                            Some(i) => tris.push((self.entry(i).2, i)),
+                            None => return Some(Vec::new()),
+                        },
+                        other => {
+                            if let Some(l) = self.candidates(other) {
+                                acc = Some(match acc {
+                                    Some(a) => intersect(&a, &l),
+                                    None => l,
+                                });
+                            }
+                        }
+                    }
+                }
+                tris.sort_unstable();
+                for (count, i) in tris {
+                    acc = match acc {
+                        None => Some(self.postings(i)),
+                        Some(a) if a.len() <= SMALL || count > 16 * a.len() => Some(a),
+                        Some(a) => Some(intersect(&a, &self.postings(i))),
+                    };
+                }
+                acc
             }
             Query::Or(qs) => {
                 let mut all = Vec::new();
