@@ -8,7 +8,10 @@ use crate::layout::{LayoutError, VersionDir, VersionWriter, files};
 use crate::rows::{Row, order};
 use crate::schema::ChunkSchema;
 use crate::vectors::encode_into;
-use crate::{ChunkRecord, DocRecord, IndexRoot, LineSpan, Manifest, PathWeights, SubchunkRecord};
+use crate::{
+    ChunkRecord, DefinitionRecord, DocRecord, IndexRoot, LineSpan, Manifest, PathWeights,
+    SubchunkRecord,
+};
 use tantivy::{Index, IndexWriter, TantivyDocument};
 
 /// tantivy's indexing memory: one thread, so documents keep their order.
@@ -62,12 +65,13 @@ pub struct VersionBuilder {
 }
 
 impl VersionBuilder {
-    /// Starts a version holding `docs` (whose bytes, in order, are `content`)
-    /// and the ranking `weights`.
+    /// Starts a version holding `docs` (whose bytes, in order, are `content`),
+    /// what they define, and the ranking `weights`.
     pub fn create(
         root: &IndexRoot,
         docs: &[DocRecord],
         content: &[u8],
+        definitions: &[DefinitionRecord],
         weights: &PathWeights,
     ) -> Result<Self, WriteError> {
         let writer = VersionWriter::create(root)?;
@@ -75,6 +79,7 @@ impl VersionBuilder {
         writer.write_bytes(files::CONTENT, content)?;
         writer.write_json(files::WEIGHTS, weights)?;
         writer.write_bytes(files::TRIGRAMS, &crate::trigrams::encode(docs, content))?;
+        writer.write_json(files::DEFINITIONS, &definitions)?;
         let dir = writer.dir().file(files::TANTIVY);
         std::fs::create_dir_all(&dir).map_err(|source| LayoutError::Io {
             path: dir.clone(),

@@ -99,6 +99,8 @@ pub mod files {
     pub const TANTIVY: &str = "tantivy";
     /// Which documents hold each trigram (format 5 on).
     pub const TRIGRAMS: &str = "trigrams.bin";
+    /// What each document defines (format 5 on).
+    pub const DEFINITIONS: &str = "definitions.json";
 }
 
 /// The folder of one version (published, or still being written).

@@ -13,6 +13,7 @@
 
 pub mod analyzer;
 pub mod builder;
+pub mod definitions;
 pub mod ids;
 pub mod language;
 pub mod layout;
@@ -30,6 +31,7 @@ pub mod verify;
 pub mod weights;
 
 pub use builder::{NewChunk, VersionBuilder, WriteError};
+pub use definitions::{DefKind, DefinitionRecord};
 pub use ids::{DocId, IdError, IndexVersion, LineSpan};
 pub use language::Language;
 pub use layout::{IndexRoot, LayoutError, VersionWriter};

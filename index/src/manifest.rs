@@ -4,9 +4,9 @@ use crate::IndexVersion;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The format this code writes (5: `trigrams.bin`).
+/// The format this code writes (5: `trigrams.bin`, `definitions.json`).
 pub const FORMAT_VERSION: u32 = 5;
-/// The first format with `trigrams.bin`.
+/// The first format with `trigrams.bin` and `definitions.json`.
 pub const TRIGRAMS_SINCE: u32 = 5;
 /// The oldest format this code can still read.
 pub const OLDEST_READABLE_FORMAT: u32 = 3;

@@ -8,8 +8,8 @@ use crate::trigrams::Trigrams;
 use crate::vectors::Vectors;
 use crate::weights::PathWeights;
 use crate::{
-    ChunkRecord, DocId, DocRecord, IndexRoot, IndexVersion, LineIndex, LineSpan, Manifest,
-    SubchunkRecord,
+    ChunkRecord, DefinitionRecord, DocId, DocRecord, IndexRoot, IndexVersion, LineIndex, LineSpan,
+    Manifest, SubchunkRecord,
 };
 use memmap2::Mmap;
 use std::collections::HashMap;
@@ -69,6 +69,8 @@ pub struct Snapshot {
     /// Which documents hold each trigram (format 5 on; `None` for older
     /// versions, which a grep then scans whole).
     pub trigrams: Option<Trigrams<Mmap>>,
+    /// What each document defines (format 5 on; empty for older versions).
+    pub definitions: Vec<DefinitionRecord>,
     by_id: HashMap<DocId, u32>,
     lines: Vec<LineIndex>,
     content: Mmap,
@@ -175,6 +177,19 @@ impl Snapshot {
             )));
         }
 
+        let definitions: Vec<DefinitionRecord> = match manifest.format_version >= TRIGRAMS_SINCE {
+            true => read_json(path, files::DEFINITIONS)?,
+            false => Vec::new(),
+        };
+        if let Some(d) = definitions.iter().find(|d| {
+            docs.get(d.doc as usize)
+                .is_none_or(|doc| d.span.end > doc.line_count)
+        }) {
+            return Err(inconsistent(format!(
+                "the definition of {} lies outside its document",
+                d.name
+            )));
+        }
         let trigrams_path = path.join(files::TRIGRAMS);
         let trigrams = match (
             manifest.format_version >= TRIGRAMS_SINCE,
@@ -216,6 +231,7 @@ impl Snapshot {
             reader,
             schema: ChunkSchema::new(),
             trigrams,
+            definitions,
             by_id,
             lines,
             content,

@@ -13,6 +13,7 @@
 pub mod access;
 pub mod code;
 pub mod context;
+pub mod definitions;
 mod engine;
 pub mod eval;
 pub mod explain;
@@ -27,6 +28,7 @@ mod types;
 pub use access::Caller;
 pub use code::Code;
 pub use context::{ChatMessage, Citation, ContextRequest, ContextResponse, TokenizerName};
+pub use definitions::{DefinitionsRequest, DefinitionsResponse};
 pub(crate) use engine::check_deadline;
 pub use engine::{Engine, EngineOptions};
 pub use explain::{ExplainRequest, ExplainResponse};

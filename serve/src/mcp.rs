@@ -445,6 +445,6 @@ mod tests {
         };
         assert!(!names(false).contains(&"set_weight".to_owned()));
         assert!(names(true).contains(&"set_weight".to_owned()));
-        assert_eq!(names(false).len(), 8);
+        assert_eq!(names(false).len(), 11);
     }
 }

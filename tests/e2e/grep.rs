@@ -309,3 +309,54 @@ async fn grep_answers_over_http_with_problems_naming_the_field() {
         assert_eq!(v["field"], field, "{uri}: {v}");
     }
 }
+
+#[test]
+fn definitions_point_at_the_defining_lines() {
+    let w = World::new();
+    assert!(w.build("out", &[]).status.success());
+    let e = engine(&w);
+    let find = |name: &str| {
+        e.definitions(&cairn_search::DefinitionsRequest {
+            name: name.to_owned(),
+            ..Default::default()
+        })
+        .expect("definitions")
+    };
+    let r = find("fit_model");
+    assert_eq!(r.matched, cairn_search::definitions::NameMatch::Exact);
+    let d = &r.definitions[0];
+    assert_eq!(
+        (d.kind.as_str(), d.start_line, d.end_line),
+        ("function", 5, 7),
+        "{d:?}"
+    );
+    assert!(d.signature.starts_with("def fit_model(data"), "{d:?}");
+    assert!(d.permalink.ends_with("#L5-L7"), "{d:?}");
+    let r = find("Model.magnification");
+    assert_eq!(r.matched, cairn_search::definitions::NameMatch::Dotted);
+    assert_eq!(
+        (r.definitions[0].scope.as_str(), r.definitions[0].start_line),
+        ("Model", 15)
+    );
+    let r = find("model");
+    assert_eq!(r.matched, cairn_search::definitions::NameMatch::AnyCase);
+    assert_eq!(r.definitions[0].kind, "class");
+    let r = find("BinaryMag");
+    assert_eq!(
+        (r.definitions[0].start_line, r.definitions[0].end_line),
+        (4, 6)
+    );
+    let r = find("Install");
+    assert_eq!(r.definitions[0].kind, "section");
+    assert!(find("nothing_like_this").definitions.is_empty());
+    let o = cairn(&[
+        "definitions",
+        "Model",
+        "--index",
+        w.path("out").to_str().expect("utf8"),
+        "--model-dir",
+        w.model.to_str().expect("utf8"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("class Model:"));
+}

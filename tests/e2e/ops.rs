@@ -177,7 +177,8 @@ fn every_operation_is_offered_where_it_should_be() {
             "context",
             "explain",
             "grep",
-            "references"
+            "references",
+            "definitions"
         ]
     );
 }

@@ -374,7 +374,9 @@ pub(super) fn publish(
     reporter: &dyn Reporter,
 ) -> Result<BuildSummary, BuildError> {
     reporter.stage("writing index", None);
-    let mut builder = VersionBuilder::create(root, &set.docs, &set.content, &plan.weights)?;
+    let definitions = crate::chunk::definitions(&set.docs, &set.content);
+    let mut builder =
+        VersionBuilder::create(root, &set.docs, &set.content, &definitions, &plan.weights)?;
     let mut rows = embedded.vectors.iter();
     let mut tokens = 0u64;
     for d in 0..set.docs.len() {

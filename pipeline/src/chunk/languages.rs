@@ -3,6 +3,7 @@
 //! chunk defines.
 
 use super::Section;
+use super::definitions::{self, Found};
 use cairn_index::Language;
 
 /// What chunking knows of a language: where its sections start, and whether
@@ -13,6 +14,8 @@ use cairn_index::Language;
 pub(super) struct Grammar {
     /// Section starts (line, title) of a file's lines.
     sections: fn(&[&str]) -> Vec<(u32, String)>,
+    /// What a file's lines define.
+    pub(super) defines: fn(&[&str]) -> Vec<Found>,
     /// `def`/`class`/decorators start definitions (Python, and notebooks' code).
     pub(super) python_defs: bool,
     /// Read as cells: only cell sources count, a titled cell starts a chunk.
@@ -24,16 +27,19 @@ impl Grammar {
     pub(super) fn of(language: Language) -> Self {
         let plain = Grammar {
             sections: |_| Vec::new(),
+            defines: definitions::none,
             python_defs: false,
             cells: false,
         };
         match language {
             Language::Markdown => Grammar {
                 sections: markdown_headings,
+                defines: definitions::markdown,
                 ..plain
             },
             Language::Rst => Grammar {
                 sections: rst_headings,
+                defines: definitions::rst,
                 ..plain
             },
             Language::Latex => Grammar {
@@ -42,6 +48,7 @@ impl Grammar {
             },
             Language::Python => Grammar {
                 sections: python_defs,
+                defines: definitions::python,
                 python_defs: true,
                 ..plain
             },
@@ -54,10 +61,12 @@ impl Grammar {
             | Language::Java
             | Language::Go => Grammar {
                 sections: brace_blocks,
+                defines: definitions::brace,
                 ..plain
             },
             Language::Fortran => Grammar {
                 sections: fortran_units,
+                defines: definitions::fortran,
                 ..plain
             },
             // Cells are sectioned from the notebook's JSON, not its lines.

@@ -17,12 +17,14 @@
 //! symbols, `notebook.rs` maps notebook cells back to raw lines, and `pack.rs`
 //! packs small sections and windows long ones within the limits.
 
+mod definitions;
 mod languages;
 mod notebook;
 mod pack;
 
 use crate::documents::SourceDoc;
 use cairn_index::{LineIndex, LineSpan};
+pub use definitions::definitions;
 use languages::{Grammar, sections_for, soft_boundaries};
 use notebook::notebook_lines;
 use pack::Ctx;

@@ -12,6 +12,7 @@
 //! [`crate::pool`] only; the connectors depend on it.
 
 pub mod context;
+pub mod definitions;
 pub mod explain;
 pub mod grep;
 pub mod health;
@@ -177,6 +178,7 @@ pub static OPERATIONS: &[Operation] = &[
     operation::<explain::Explain>(),
     operation::<grep::Grep>(),
     operation::<references::References>(),
+    operation::<definitions::Definitions>(),
     operation::<version::Version>(),
     operation::<health::Health>(),
     operation::<ready::Ready>(),
