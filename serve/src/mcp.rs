@@ -59,6 +59,7 @@ fn tools(admin: bool, catalog: &str) -> Vec<Tool> {
                 false => op.meta.description.to_owned(),
             };
             let mut t = Tool::new(op.meta.tool?, description, input);
+            t.title = Some(op.meta.title.to_owned());
             t.annotations = Some(
                 ToolAnnotations::new()
                     .read_only(op.meta.read_only)

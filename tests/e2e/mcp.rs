@@ -69,9 +69,17 @@ fn stdio_session_runs_every_tool_and_resource() {
 
         let tools = client.list_all_tools().await.expect("tools/list");
         let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
-        for want in ["search", "retrieve", "retrieve_batch", "tree", "context", "explain", "version", "health"] {
+        for want in ["search", "retrieve", "retrieve_batch", "tree", "context", "explain", "version", "health", "grep", "references", "definitions"] {
             assert!(names.contains(&want.to_owned()), "{want} missing from {names:?}");
         }
+        assert!(tools.iter().all(|t| t.title.as_deref().is_some_and(|s| !s.is_empty())), "every tool has a title");
+        // The exact-navigation tools answer through the same session.
+        let r = call(&client, "grep", json!({"pattern": "fit_model", "toolkit": "alpha"})).await;
+        let s = r.structured_content.as_ref().expect("structured");
+        assert!(s["matches"].as_u64().is_some_and(|n| n >= 1), "{s}");
+        let r = call(&client, "definitions", json!({"name": "Model.magnification"})).await;
+        let s = r.structured_content.as_ref().expect("structured");
+        assert_eq!(s["matched"], "dotted", "{s}");
         let search_tool = tools.iter().find(|t| t.name == "search").expect("search");
         // Each toolkit is named with what its repositories.yml says it is.
         let described = search_tool.description.as_deref().unwrap_or("");

@@ -50,6 +50,7 @@ impl Op for Count {
     type Output = CountResponse;
     const META: Meta = Meta {
         tool: Some("count"),
+        title: "Count files",
         routes: &[Route {
             method: Method::Get,
             path: "/count",

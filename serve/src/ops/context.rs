@@ -59,6 +59,7 @@ impl Op for Context {
     type Args = ContextArgs;
     type Output = ContextResponse;
     const META: Meta = Meta {
+        title: "Build a cited context",
         tool: Some("context"),
         routes: &[Route {
             method: Method::Post,

@@ -29,6 +29,7 @@ impl Op for Definitions {
     type Args = DefinitionsArgs;
     type Output = DefinitionsResponse;
     const META: Meta = Meta {
+        title: "Go to definition",
         tool: Some("definitions"),
         routes: &[Route {
             method: Method::Get,

@@ -64,6 +64,7 @@ impl Op for Explain {
     type Args = ExplainArgs;
     type Output = ExplainResponse;
     const META: Meta = Meta {
+        title: "Explain an error",
         tool: Some("explain"),
         routes: &[Route {
             method: Method::Post,

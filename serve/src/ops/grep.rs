@@ -72,6 +72,7 @@ impl Op for Grep {
     type Args = GrepArgs;
     type Output = GrepResponse;
     const META: Meta = Meta {
+        title: "Grep",
         tool: Some("grep"),
         routes: &[Route {
             method: Method::Get,

@@ -11,6 +11,7 @@ impl Op for Health {
     type Args = NoArgs;
     type Output = HealthResponse;
     const META: Meta = Meta {
+        title: "Health",
         tool: Some("health"),
         routes: &[Route {
             method: Method::Get,

@@ -59,6 +59,8 @@ pub trait Op: 'static {
 pub struct Meta {
     /// The MCP tool and CLI subcommand name; `None` for HTTP-only probes.
     pub tool: Option<&'static str>,
+    /// A few words naming it for a person (MCP's tool title).
+    pub title: &'static str,
     /// Its HTTP routes.
     pub routes: &'static [Route],
     /// The OpenAPI tag.
@@ -83,6 +85,7 @@ impl Meta {
     /// what differs.
     pub const READ: Meta = Meta {
         tool: None,
+        title: "",
         routes: &[],
         tag: "",
         description: "",

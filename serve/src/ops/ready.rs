@@ -21,6 +21,7 @@ impl Op for Ready {
     type Args = NoArgs;
     type Output = ReadyResponse;
     const META: Meta = Meta {
+        title: "Readiness",
         tool: None,
         routes: &[Route {
             method: Method::Get,

@@ -41,6 +41,7 @@ impl Op for References {
     type Args = ReferencesArgs;
     type Output = GrepResponse;
     const META: Meta = Meta {
+        title: "Find references",
         tool: Some("references"),
         routes: &[Route {
             method: Method::Get,

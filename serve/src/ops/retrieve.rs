@@ -11,6 +11,7 @@ impl Op for Retrieve {
     type Args = SpanRequest;
     type Output = RetrieveResponse;
     const META: Meta = Meta {
+        title: "Retrieve lines",
         tool: Some("retrieve"),
         routes: &[Route {
             method: Method::Post,

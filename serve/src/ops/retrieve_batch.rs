@@ -66,6 +66,7 @@ impl Op for RetrieveBatch {
     type Args = BatchArgs;
     type Output = BatchResponse;
     const META: Meta = Meta {
+        title: "Retrieve several spans",
         tool: Some("retrieve_batch"),
         routes: &[Route {
             method: Method::Post,

@@ -58,6 +58,7 @@ impl Op for Search {
     type Args = SearchArgs;
     type Output = SearchResponse;
     const META: Meta = Meta {
+        title: "Search",
         tool: Some("search"),
         routes: &[
             Route {

@@ -47,6 +47,7 @@ impl Op for SetWeight {
     type Args = WeightArgs;
     type Output = WeightResponse;
     const META: Meta = Meta {
+        title: "Set a ranking weight",
         tool: Some("set_weight"),
         routes: &[Route {
             method: Method::Post,

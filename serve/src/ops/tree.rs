@@ -30,6 +30,7 @@ impl Op for Tree {
     type Args = TreeArgs;
     type Output = TreeResponse;
     const META: Meta = Meta {
+        title: "List documents",
         tool: Some("tree"),
         routes: &[Route {
             method: Method::Get,

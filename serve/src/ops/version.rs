@@ -11,6 +11,7 @@ impl Op for Version {
     type Args = NoArgs;
     type Output = VersionResponse;
     const META: Meta = Meta {
+        title: "Index version",
         tool: Some("version"),
         routes: &[Route {
             method: Method::Get,
