@@ -20,7 +20,8 @@ version = open(os.path.join(index, "CURRENT")).read().strip()
 vdir = os.path.join(index, "versions", version)
 manifest = json.load(open(os.path.join(vdir, "manifest.json")))
 docs = json.load(open(os.path.join(vdir, "docs.json")))
-indexed = {(d["repo"], d["path"]) for d in docs}
+# Notebooks aside: cairn matches their cells' decoded source, git grep their JSON.
+indexed = {(d["repo"], d["path"]) for d in docs if not d["path"].endswith(".ipynb")}
 repo_of_id = {d["doc_id"]: (d["repo"], d["path"]) for d in docs}
 
 scratch = tempfile.mkdtemp(prefix="cairn-grep-vs-git-")
@@ -59,6 +60,8 @@ def cairn_grep(kind, pattern):
         page = json.loads(r.stdout)
         for f in page["files"]:
             repo, path = repo_of_id[f["doc_id"]]
+            if path.endswith(".ipynb"):
+                continue
             for m in f["matches"]:
                 found.add((repo, path, m["line"]))
         cursor = page.get("next_cursor")

@@ -3,7 +3,8 @@
 //! Search do: the pattern becomes a query over trigrams, the real pattern
 //! then runs on the candidates alone).
 //!
-//! Trigrams are of ASCII-lowercased bytes, so one file serves case-sensitive
+//! A notebook's trigrams are those of its raw JSON and of its cells' decoded
+//! source, which is what a grep matches there. Trigrams are of ASCII-lowercased bytes, so one file serves case-sensitive
 //! and case-insensitive searches (the pattern, folded the same way, selects a
 //! superset that the real match narrows); those holding a line break are
 //! left out, since a grep matches within one line. The format, little-endian:
@@ -105,6 +106,17 @@ pub fn encode(docs: &[DocRecord], content: &[u8]) -> Vec<u8> {
             .unwrap_or_default();
         seen.clear();
         seen.extend(keys(text));
+        // A notebook is searched by its cells' decoded text, whose trigrams
+        // (an unescaped quote, a backslash) the JSON does not hold.
+        if d.language == crate::Language::Notebook
+            && let Some(nb) = std::str::from_utf8(text)
+                .ok()
+                .and_then(|s| crate::notebook::Notebook::parse(s, &crate::LineIndex::new(text)))
+        {
+            for line in nb.cells.iter().flat_map(|c| &c.lines) {
+                seen.extend(keys(line.text.as_bytes()));
+            }
+        }
         seen.sort_unstable();
         seen.dedup();
         for k in &seen {

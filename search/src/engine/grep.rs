@@ -10,7 +10,8 @@ use crate::grep::{
 use crate::{MAX_TEXT_BYTES, SearchError, access, invalid};
 use cairn_index::LineSpan;
 
-/// Where a page starts: after `line` of the document at `rank` in doc_id order.
+/// Where a page starts: after position `line` (a line; in a notebook, a
+/// line of its cells' source) of the document at `rank` in doc_id order.
 struct Cursor {
     rank: usize,
     line: u32,
@@ -131,12 +132,28 @@ impl Engine {
             let Ok(text) = std::str::from_utf8(self.snap.doc_bytes(doc)) else {
                 continue;
             };
-            // Whole-text first: most candidates hold no match, and one pass finds that.
-            if !pattern.line.is_match(text) {
-                continue;
-            }
-            let lines: Vec<&str> = text.split('\n').collect();
-            let count = self.snap.line_index(doc).line_count() as usize;
+            // The lines matched, each with the raw line it cites: a
+            // notebook's are its cells' decoded source, others their own.
+            let lines: Vec<(u32, &str)> = match self.notebook(doc) {
+                Some(nb) => nb
+                    .cells
+                    .iter()
+                    .flat_map(|c| c.lines.iter().map(|l| (l.raw, l.text.as_str())))
+                    .collect(),
+                None => {
+                    // Whole-text first: most candidates hold no match, and one pass finds that.
+                    if !pattern.line.is_match(text) {
+                        continue;
+                    }
+                    let count = self.snap.line_index(doc).line_count() as usize;
+                    text.split('\n')
+                        .take(count)
+                        .enumerate()
+                        .map(|(i, l)| (i as u32 + 1, l))
+                        .collect()
+                }
+            };
+            // The cursor counts positions in `lines` (a notebook's raw line can hold several).
             let from = if rank == start.rank { start.line } else { 0 };
             let mut file = GrepFile {
                 doc_id: d.doc_id.to_string(),
@@ -144,26 +161,26 @@ impl Engine {
                 doctype: d.doctype.to_string(),
                 matches: Vec::new(),
             };
-            for (i, line) in lines.iter().enumerate().take(count).skip(from as usize) {
+            for (i, (n, line)) in lines.iter().enumerate().skip(from as usize) {
                 if !pattern.line.is_match(line) {
                     continue;
                 }
-                let n = i as u32 + 1;
                 let ctx = req.context as usize;
-                let cut = |l: &&str| l.chars().take(MAX_LINE_CHARS).collect::<String>();
+                let cut = |l: &(u32, &str)| l.1.chars().take(MAX_LINE_CHARS).collect::<String>();
+                let around = &lines[i.saturating_sub(ctx)..(i + 1 + ctx).min(lines.len())];
                 let before: Vec<String> = lines[i.saturating_sub(ctx)..i].iter().map(cut).collect();
-                let after: Vec<String> = lines[i + 1..(i + 1 + ctx).min(count)]
+                let after: Vec<String> = lines[i + 1..(i + 1 + ctx).min(lines.len())]
                     .iter()
                     .map(cut)
                     .collect();
                 let span = LineSpan {
-                    start: n - before.len() as u32,
-                    end: n + after.len() as u32,
+                    start: around.first().map_or(*n, |l| l.0),
+                    end: around.last().map_or(*n, |l| l.0),
                 };
                 let (github_url, permalink) = self.links(doc, span);
                 let m = GrepMatch {
-                    line: n,
-                    text: cut(line),
+                    line: *n,
+                    text: cut(&(*n, line)),
                     start_line: span.start,
                     end_line: span.end,
                     before,
@@ -177,16 +194,23 @@ impl Engine {
                         .chain(&m.after)
                         .map(String::len)
                         .sum::<usize>();
+                let position = i as u32 + 1;
                 if bytes > MAX_TEXT_BYTES && out.matches > 0 {
                     out.truncated = Some(GrepCap::Bytes);
-                    out.next_cursor = Some(self.cursor(&Cursor { rank, line: n - 1 }));
+                    out.next_cursor = Some(self.cursor(&Cursor {
+                        rank,
+                        line: position - 1,
+                    }));
                     break;
                 }
                 file.matches.push(m);
                 out.matches += 1;
                 if out.matches == limit {
                     out.truncated = Some(GrepCap::Matches);
-                    out.next_cursor = Some(self.cursor(&Cursor { rank, line: n }));
+                    out.next_cursor = Some(self.cursor(&Cursor {
+                        rank,
+                        line: position,
+                    }));
                     break;
                 }
             }

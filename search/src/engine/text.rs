@@ -50,7 +50,7 @@ impl Notebooks {
 impl Engine {
     /// The cells of a notebook document; `None` for other documents and for a
     /// notebook that does not parse (it is then read as raw lines).
-    fn notebook(&self, doc: u32) -> Option<&Notebook> {
+    pub(crate) fn notebook(&self, doc: u32) -> Option<&Notebook> {
         // The language, as the chunker decides it, not the doctype (a README.ipynb is a readme).
         if self.snap.docs[doc as usize].language != cairn_index::Language::Notebook {
             return None;
