@@ -450,6 +450,15 @@ fn a_person_searches_reads_cites_and_browses_in_a_real_browser() {
     );
     check_a11y(&mut b, "api");
 
+    // Exact text: the lines that hold it, each a link to its place.
+    b.open(&format!("{base}/?q=fit_model&exact=1"));
+    b.until("document.querySelectorAll('.hit pre.snippet a').length > 0");
+    assert_eq!(
+        b.eval("document.querySelector('input[name=exact]').checked"),
+        json!(true)
+    );
+    check_a11y(&mut b, "exact text");
+
     // Nothing was ever fetched from anywhere but this server.
     assert!(!b.requests.is_empty());
     let foreign: Vec<&String> = b

@@ -350,3 +350,26 @@ async fn a_hit_links_to_its_passage_with_the_focus_marked() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(body.contains("focus: focus must be START-END"), "{body}");
 }
+
+#[actix_web::test]
+async fn exact_text_lists_the_lines_that_hold_it() {
+    let s = served(Some("team-a"), |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    let (status, _, body) = page!(app, "/?q=FIT_MODEL&exact=1", Some(s.team.as_str()));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body.contains("name=\"exact\" value=\"1\" checked"),
+        "{body}"
+    );
+    assert!(
+        body.contains("href=\"/doc/science/alpha/src/alpha/core.py?lines=5-5&amp;focus=5-5#L5\">5</a>: def fit_model(data, t_E=1.0):"),
+        "{body}"
+    );
+    // Hidden documents hold no lines for an anonymous visitor.
+    let (_, _, body) = page!(app, "/?q=fit_model&exact=1&partial=1", None);
+    assert!(!body.contains("science/alpha"), "{body}");
+    assert!(body.contains("No line holds"), "{body}");
+    // A scores link keeps the mode.
+    let (_, _, body) = page!(app, "/?q=magnification&exact=1", Some(s.team.as_str()));
+    assert!(body.contains("lines in"), "{body}");
+}

@@ -15,6 +15,7 @@ mod pages;
 
 use crate::http::AppState;
 use crate::ops::explain::Explain;
+use crate::ops::grep::Grep;
 use crate::ops::retrieve::Retrieve;
 use crate::ops::search::Search;
 use crate::ops::tree::{Tree, TreeArgs};
@@ -144,10 +145,20 @@ async fn search(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResp
         q: field("q"),
         filters,
         scores: !field("scores").is_empty(),
+        exact: !field("exact").is_empty(),
     };
-    let answer = match form.q.is_empty() {
-        true => None,
-        false => Some(run::<Search>(&state, &req, form.args()).await),
+    let answer = match (form.q.is_empty(), form.exact) {
+        (true, _) => None,
+        (false, false) => Some(
+            run::<Search>(&state, &req, form.args())
+                .await
+                .map(pages::Found::Passages),
+        ),
+        (false, true) => Some(
+            run::<Grep>(&state, &req, form.grep_args())
+                .await
+                .map(pages::Found::Lines),
+        ),
     };
     // A bad query (too long, an unknown filter value) is said on the page, by its field.
     let (answer, error) = match answer {

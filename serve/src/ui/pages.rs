@@ -4,10 +4,12 @@
 use super::highlight;
 use super::html::{attr, esc, marked, path, query_value};
 use crate::ops::explain::ExplainArgs;
+use crate::ops::grep::GrepArgs;
 use crate::ops::search::SearchArgs;
 use cairn_search::explain::{Cited, ExplainResponse};
 use cairn_search::{
-    Filters, Hit, RetrieveResponse, SearchResponse, TextFormat, TreeResponse, VersionResponse,
+    Filters, GrepResponse, Hit, RetrieveResponse, SearchResponse, TextFormat, TreeResponse,
+    VersionResponse,
 };
 use std::fmt::Write;
 use utoipa::openapi::OpenApi;
@@ -30,6 +32,16 @@ pub struct SearchForm {
     pub filters: Filters,
     /// Show each hit's score parts.
     pub scores: bool,
+    /// Find the exact text (grep) rather than ranked passages.
+    pub exact: bool,
+}
+
+/// What a search page shows: ranked passages, or the lines that hold the text.
+pub enum Found {
+    /// The search operation's answer.
+    Passages(SearchResponse),
+    /// The grep operation's answer.
+    Lines(GrepResponse),
 }
 
 impl SearchForm {
@@ -45,11 +57,29 @@ impl SearchForm {
         }
     }
 
+    /// The arguments of the grep operation (the question as literal text, any case).
+    pub fn grep_args(&self) -> GrepArgs {
+        GrepArgs {
+            pattern: self.q.clone(),
+            regex: false,
+            ignore_case: true,
+            word: false,
+            filters: self.filters.clone(),
+            path: None,
+            context: None,
+            limit: Some(200),
+            cursor: None,
+        }
+    }
+
     /// This form's URL with `scores` set to `on`.
     fn url(&self, scores: bool) -> String {
         let mut u = format!("/?q={}", query_value(&self.q));
         for (k, v) in self.filters.pairs() {
             let _ = write!(u, "&{k}={}", query_value(v));
+        }
+        if self.exact {
+            u.push_str("&exact=1");
         }
         if scores {
             u.push_str("&scores=1");
@@ -89,7 +119,7 @@ fn select(name: &str, label: &str, chosen: &str, choices: &[String]) -> String {
 pub fn search(
     form: &SearchForm,
     version: &VersionResponse,
-    answer: Option<&SearchResponse>,
+    answer: Option<&Found>,
     error: Option<&str>,
 ) -> String {
     let repos: Vec<String> = version.repos.iter().map(|r| r.name.clone()).collect();
@@ -103,7 +133,7 @@ pub fn search(
 <form class="search" action="/" method="get" role="search">
 <label class="q"><span>Search the indexed code and docs</span>
 <input id="q" name="q" type="search" value="{q}" placeholder="e.g. emcee multiprocessing Pool" autocomplete="off" autofocus></label>
-<div class="filters">{tk}{dt}{rp}<button type="submit">Search</button></div>
+<div class="filters">{tk}{dt}{rp}<label class="check"><input type="checkbox" name="exact" value="1"{exact}> Exact text</label><button type="submit">Search</button></div>
 </form>
 "#,
         q = attr(&form.q),
@@ -125,6 +155,7 @@ pub fn search(
             chosen(&form.filters.repo),
             &repos
         ),
+        exact = if form.exact { " checked" } else { "" },
     );
     main.push_str("<section id=\"results\" aria-live=\"polite\">");
     main.push_str(error.unwrap_or(""));
@@ -170,8 +201,71 @@ fn indexed(version: &VersionResponse) -> String {
     out
 }
 
+/// The results section of an answer.
+pub fn results(form: &SearchForm, found: &Found) -> String {
+    match found {
+        Found::Passages(a) => passages(form, a),
+        Found::Lines(a) => lines(form, a),
+    }
+}
+
+/// The lines holding the exact text, by document, each linked to its place.
+fn lines(form: &SearchForm, a: &GrepResponse) -> String {
+    let mut out = String::new();
+    if a.matches == 0 {
+        let _ = write!(
+            out,
+            "<p class=\"insufficient\" role=\"status\">No line holds “{}” exactly. Untick “Exact text” to search passages by meaning.</p>",
+            esc(&form.q)
+        );
+        return out;
+    }
+    let _ = write!(
+        out,
+        "<p class=\"count\">{} lines in {} files{}</p><ol class=\"hits\">",
+        a.matches,
+        a.files.len(),
+        if a.truncated.is_some() {
+            " (the first ones)"
+        } else {
+            ""
+        }
+    );
+    for f in &a.files {
+        let Some(first) = f.matches.first() else {
+            continue;
+        };
+        let at = |line: u32, start: u32, end: u32| {
+            format!(
+                "/doc/{}?lines={start}-{end}&focus={line}-{line}#L{line}",
+                path(&f.doc_id)
+            )
+        };
+        let _ = write!(
+            out,
+            "<li class=\"hit\"><h2><a class=\"hit-link\" href=\"{}\">{}</a></h2><p class=\"meta\"><span class=\"tag\">{}</span> <span class=\"tag\">{}</span></p><pre class=\"snippet\">",
+            attr(&at(first.line, first.start_line, first.end_line)),
+            esc(&f.doc_id),
+            esc(&f.toolkit),
+            esc(&f.doctype),
+        );
+        for m in &f.matches {
+            let _ = writeln!(
+                out,
+                "<a href=\"{}\">{}</a>: {}",
+                attr(&at(m.line, m.start_line, m.end_line)),
+                m.line,
+                esc(&m.text)
+            );
+        }
+        out.push_str("</pre></li>");
+    }
+    out.push_str("</ol>");
+    out
+}
+
 /// The hits of a search answer, as the results section.
-pub fn results(form: &SearchForm, a: &SearchResponse) -> String {
+fn passages(form: &SearchForm, a: &SearchResponse) -> String {
     let hits = &a.hits;
     let mut out = String::new();
     if a.insufficient_evidence || hits.is_empty() {
