@@ -181,6 +181,11 @@ impl Snapshot {
             true => read_json(path, files::DEFINITIONS)?,
             false => Vec::new(),
         };
+        if definitions.windows(2).any(|w| w[0].doc > w[1].doc) {
+            return Err(inconsistent(
+                "definitions.json is not in document order".to_owned(),
+            ));
+        }
         if let Some(d) = definitions.iter().find(|d| {
             docs.get(d.doc as usize)
                 .is_none_or(|doc| d.span.end > doc.line_count)

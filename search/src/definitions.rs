@@ -53,6 +53,23 @@ pub struct Definition {
     pub permalink: String,
 }
 
+/// A name a hit's lines define.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct Defined {
+    /// The name.
+    pub name: String,
+    /// class, function, constant or macro.
+    pub kind: String,
+    /// The enclosing definitions, dotted.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub scope: String,
+    /// The defining line.
+    pub line: u32,
+}
+
+/// Most names listed for one hit.
+const MAX_DEFINED_PER_HIT: usize = 10;
+
 /// How the name was matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -106,6 +123,27 @@ impl std::fmt::Display for DefinitionsResponse {
 type Matcher<'a> = dyn Fn(&cairn_index::DefinitionRecord) -> bool + 'a;
 
 impl crate::Engine {
+    /// The code definitions (not sections) that start within `span` of `doc`.
+    pub(crate) fn defined_in(&self, doc: u32, span: cairn_index::LineSpan) -> Vec<Defined> {
+        let defs = &self.snapshot().definitions;
+        let from = defs.partition_point(|d| d.doc < doc);
+        defs[from..]
+            .iter()
+            .take_while(|d| d.doc == doc)
+            .filter(|d| {
+                d.kind != cairn_index::DefKind::Section
+                    && (span.start..=span.end).contains(&d.span.start)
+            })
+            .take(MAX_DEFINED_PER_HIT)
+            .map(|d| Defined {
+                name: d.name.clone(),
+                kind: d.kind.as_str().to_owned(),
+                scope: d.scope.clone(),
+                line: d.span.start,
+            })
+            .collect()
+    }
+
     /// Where `req.name` is defined, in the documents the caller may see.
     pub fn definitions(
         &self,

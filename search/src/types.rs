@@ -451,6 +451,11 @@ pub struct Hit {
     pub content_sha256: String,
     /// The version answering.
     pub index_version: String,
+    /// What the hit's lines define (functions, classes, constants, macros
+    /// starting in its span), each with its line: where to go from a hit
+    /// that is a definition.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub defines: Vec<crate::definitions::Defined>,
 }
 
 /// The answer to a search.

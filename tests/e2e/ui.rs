@@ -369,6 +369,12 @@ async fn exact_text_lists_the_lines_that_hold_it() {
     let (_, _, body) = page!(app, "/?q=fit_model&exact=1&partial=1", None);
     assert!(!body.contains("science/alpha"), "{body}");
     assert!(body.contains("No line holds"), "{body}");
+    // A passage hit that defines a name links to its line.
+    let (_, _, body) = page!(app, "/?q=fit_model", Some(s.team.as_str()));
+    assert!(
+        body.contains("Defines <a href=\"/doc/science/alpha/src/alpha/core.py?lines="),
+        "{body}"
+    );
     // A scores link keeps the mode.
     let (_, _, body) = page!(app, "/?q=magnification&exact=1", Some(s.team.as_str()));
     assert!(body.contains("lines in"), "{body}");

@@ -364,6 +364,7 @@ impl Engine {
                     permalink,
                     content_sha256: doc.sha256.clone(),
                     index_version: self.snap.version.to_string(),
+                    defines: self.defined_in(d.doc, d.span),
                 }
             })
             .collect()

@@ -317,6 +317,25 @@ fn passages(form: &SearchForm, a: &SearchResponse) -> String {
             title = title_span(h),
             snippet = marked(&h.snippet),
         );
+        if !h.defines.is_empty() {
+            let names: Vec<String> = h
+                .defines
+                .iter()
+                .map(|d| {
+                    format!(
+                        "<a href=\"{}\"><code>{}</code></a> <span class=\"muted\">{}</span>",
+                        attr(&format!(
+                            "/doc/{}?lines={start}-{end}&focus={l}-{l}#L{l}",
+                            path(doc),
+                            l = d.line
+                        )),
+                        esc(&d.name),
+                        esc(&d.kind)
+                    )
+                })
+                .collect();
+            let _ = write!(out, "<p class=\"meta\">Defines {}</p>", names.join(", "));
+        }
         if form.scores {
             let b = &h.breakdown;
             let _ = write!(
