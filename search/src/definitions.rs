@@ -123,6 +123,22 @@ impl std::fmt::Display for DefinitionsResponse {
 type Matcher<'a> = dyn Fn(&cairn_index::DefinitionRecord) -> bool + 'a;
 
 impl crate::Engine {
+    /// The names of the code definitions a caller with `groups` may see (what
+    /// a page may link to its definitions: a hidden document's names stay unlinked).
+    pub fn defined_names(&self, groups: Option<&[String]>) -> std::collections::HashSet<&str> {
+        let snap = self.snapshot();
+        let visible: Vec<bool> = snap
+            .docs
+            .iter()
+            .map(|d| crate::access::visible(d, groups))
+            .collect();
+        snap.definitions
+            .iter()
+            .filter(|d| d.kind != cairn_index::DefKind::Section && visible[d.doc as usize])
+            .map(|d| d.name.as_str())
+            .collect()
+    }
+
     /// The code definitions (not sections) that start within `span` of `doc`.
     pub(crate) fn defined_in(&self, doc: u32, span: cairn_index::LineSpan) -> Vec<Defined> {
         let defs = &self.snapshot().definitions;

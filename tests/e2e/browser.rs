@@ -459,6 +459,11 @@ fn a_person_searches_reads_cites_and_browses_in_a_real_browser() {
     );
     check_a11y(&mut b, "exact text");
 
+    // An identifier in a passage leads to its definitions.
+    b.open(&format!("{base}/def/fit_model"));
+    b.until("document.querySelectorAll('.hit-link').length > 0");
+    check_a11y(&mut b, "definitions");
+
     // Nothing was ever fetched from anywhere but this server.
     assert!(!b.requests.is_empty());
     let foreign: Vec<&String> = b

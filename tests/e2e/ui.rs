@@ -379,3 +379,31 @@ async fn exact_text_lists_the_lines_that_hold_it() {
     let (_, _, body) = page!(app, "/?q=magnification&exact=1", Some(s.team.as_str()));
     assert!(body.contains("lines in"), "{body}");
 }
+
+#[actix_web::test]
+async fn identifiers_link_to_their_definitions() {
+    let s = served(None, |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    let (status, _, body) = page!(
+        app,
+        "/doc/science/alpha/src/alpha/core.py?lines=5-7",
+        Some(s.reader.as_str())
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body.contains("<a class=\"ident\" href=\"/def/fit_model\">fit_model</a>"),
+        "{body}"
+    );
+    let (status, _, body) = page!(app, "/def/fit_model", Some(s.reader.as_str()));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body.contains("href=\"/doc/science/alpha/src/alpha/core.py?lines=5-7&amp;focus=5-5#L5\""),
+        "{body}"
+    );
+    assert!(body.contains("def fit_model(data, t_E=1.0):"), "{body}");
+    let (_, _, body) = page!(app, "/def/no_such_name", Some(s.reader.as_str()));
+    assert!(
+        body.contains("Nothing indexed defines this name."),
+        "{body}"
+    );
+}

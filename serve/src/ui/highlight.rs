@@ -84,6 +84,23 @@ fn class_of(scope: &syntect::parsing::Scope) -> String {
 }
 
 #[cfg(test)]
+mod link_tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_that_name_definitions_become_links() {
+        let names: std::collections::HashSet<&str> =
+            ["fit_model", "lt", "Model"].into_iter().collect();
+        let html = "<span class=\"s-k\">def</span> fit_model(data) &lt; Model2 Model x2fit_model 0x2fit_model";
+        let linked = link_identifiers(html, &names);
+        assert_eq!(
+            linked,
+            "<span class=\"s-k\">def</span> <a class=\"ident\" href=\"/def/fit_model\">fit_model</a>(data) &lt; Model2 <a class=\"ident\" href=\"/def/Model\">Model</a> x2fit_model 0x2fit_model"
+        );
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -130,4 +147,60 @@ mod tests {
         let long = "x".repeat(MAX_LINE + 1);
         assert_eq!(lines("a/b.py", &[long.as_str()]), [long]);
     }
+}
+
+/// `html` (a highlighted line) with every identifier in its text that names
+/// a definition in `names` made a link to that name's definitions page.
+/// Tags and character references are left as they are.
+pub fn link_identifiers(html: &str, names: &std::collections::HashSet<&str>) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while !rest.is_empty() {
+        // Copy a tag or a character reference whole.
+        let skip_to = match rest.as_bytes()[0] {
+            b'<' => rest.find('>').map(|i| i + 1),
+            b'&' => rest.find(';').map(|i| i + 1),
+            _ => None,
+        };
+        if let Some(n) = skip_to {
+            out.push_str(&rest[..n]);
+            rest = &rest[n..];
+            continue;
+        }
+        let word_len = rest
+            .char_indices()
+            .take_while(|(i, c)| {
+                c.is_ascii_alphabetic() || *c == '_' || (*i > 0 && c.is_ascii_digit())
+            })
+            .map(|(i, c)| i + c.len_utf8())
+            .last()
+            .unwrap_or(0);
+        if word_len > 0 {
+            let word = &rest[..word_len];
+            if word.len() > 2 && names.contains(word) {
+                out.push_str(&format!(
+                    "<a class=\"ident\" href=\"/def/{}\">{word}</a>",
+                    super::html::path(word)
+                ));
+            } else {
+                out.push_str(word);
+            }
+            rest = &rest[word_len..];
+            continue;
+        }
+        // Any other character (a digit run too, so `x2` inside `0x2f` is not a word).
+        let n = rest
+            .char_indices()
+            .skip(1)
+            .find(|(_, c)| !c.is_ascii_alphanumeric() && *c != '_')
+            .map_or(rest.len(), |(i, _)| i);
+        let n = if rest.as_bytes()[0].is_ascii_digit() {
+            n
+        } else {
+            rest.chars().next().map_or(1, char::len_utf8)
+        };
+        out.push_str(&rest[..n]);
+        rest = &rest[n..];
+    }
+    out
 }

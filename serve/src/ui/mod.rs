@@ -14,6 +14,7 @@ mod html;
 mod pages;
 
 use crate::http::AppState;
+use crate::ops::definitions::{Definitions, DefinitionsArgs};
 use crate::ops::explain::Explain;
 use crate::ops::grep::Grep;
 use crate::ops::retrieve::Retrieve;
@@ -58,6 +59,7 @@ fn is_page(path: &str) -> bool {
         || path == "/browse"
         || path.starts_with("/browse/")
         || path.starts_with("/doc/")
+        || path.starts_with("/def/")
         || path.starts_with("/ui/")
 }
 
@@ -70,6 +72,7 @@ fn is_asset(path: &str) -> bool {
 fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/").route(web::get().to(search)))
         .service(web::resource("/doc/{doc_id:.+}").route(web::get().to(doc)))
+        .service(web::resource("/def/{name}").route(web::get().to(def)))
         .service(web::resource("/browse").route(web::get().to(browse)))
         .service(web::resource("/browse/{prefix:.*}").route(web::get().to(browse)))
         .service(
@@ -303,12 +306,31 @@ async fn doc(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpRespons
         a.saturating_sub(before).max(1).into(),
         b.saturating_add(after).into(),
     );
+    let (engine, groups) = (call.engine.clone(), call.caller.groups.clone());
     let window = ops::run::<Retrieve>(window, call).await?;
-    let main = pages::passage(&cited, &window, before, after, focus);
+    let defined = engine.defined_names(groups.as_deref());
+    let main = pages::passage(&cited, &window, before, after, focus, &defined);
     Ok(ok_page(
         &format!("{doc_id}:{a}-{b}"),
         &main,
         &cited.index_version,
+    ))
+}
+
+/// The definitions of a name (where a clicked identifier leads).
+async fn def(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let name = req.match_info().get("name").unwrap_or("").to_owned();
+    let args = DefinitionsArgs {
+        name: name.clone(),
+        filters: cairn_search::Filters::default(),
+        limit: Some(50),
+    };
+    let found = run::<Definitions>(&state, &req, args).await?;
+    let main = pages::definitions(&found);
+    Ok(ok_page(
+        &format!("Definitions of {name}"),
+        &main,
+        &found.index_version,
     ))
 }
 

@@ -8,8 +8,8 @@ use crate::ops::grep::GrepArgs;
 use crate::ops::search::SearchArgs;
 use cairn_search::explain::{Cited, ExplainResponse};
 use cairn_search::{
-    Filters, GrepResponse, Hit, RetrieveResponse, SearchResponse, TextFormat, TreeResponse,
-    VersionResponse,
+    DefinitionsResponse, Filters, GrepResponse, Hit, RetrieveResponse, SearchResponse, TextFormat,
+    TreeResponse, VersionResponse,
 };
 use std::fmt::Write;
 use utoipa::openapi::OpenApi;
@@ -358,6 +358,7 @@ pub fn passage(
     before: u32,
     after: u32,
     focus: Option<(u32, u32)>,
+    defined: &std::collections::HashSet<&str>,
 ) -> String {
     let doc = cited.doc_id.as_str();
     let (a, b) = (cited.start_line, cited.end_line);
@@ -376,7 +377,11 @@ pub fn passage(
         Some(r) => *r,
         None => w_start + i as u32,
     };
-    let coloured = highlight::lines(doc, &lines);
+    // Each name defined somewhere the visitor may see links to its definitions.
+    let coloured: Vec<String> = highlight::lines(doc, &lines)
+        .iter()
+        .map(|l| highlight::link_identifiers(l, defined))
+        .collect();
     let permalink = cited.permalink.as_str();
     let markdown = format!("[{doc}:{a}-{b}]({permalink})");
     let plain = format!("{doc}, lines {a}-{b}, {permalink}");
@@ -458,6 +463,44 @@ pub fn passage(
             attr(&more(before, after + 20))
         );
     }
+    out
+}
+
+/// The definitions of a name, each linked to its lines.
+pub fn definitions(a: &DefinitionsResponse) -> String {
+    let mut out = format!("<h1>Definitions of <code>{}</code></h1>", esc(&a.name));
+    if a.definitions.is_empty() {
+        out.push_str(
+            "<p class=\"insufficient\" role=\"status\">Nothing indexed defines this name.</p>",
+        );
+        return out;
+    }
+    out.push_str("<ol class=\"hits\">");
+    for d in &a.definitions {
+        let scope = match d.scope.as_str() {
+            "" => String::new(),
+            s => format!(" in <code>{}</code>", esc(s)),
+        };
+        let _ = write!(
+            out,
+            "<li class=\"hit\"><h2><a class=\"hit-link\" href=\"{}\">{}<span class=\"span\">:{}-{}</span></a></h2><p class=\"meta\"><span class=\"tag\">{}</span> <span class=\"tag\">{}</span>{scope}</p><pre class=\"snippet\">{}</pre>{}</li>",
+            attr(&format!(
+                "/doc/{}?lines={}-{}&focus={l}-{l}#L{l}",
+                path(&d.doc_id),
+                d.start_line,
+                d.end_line.min(d.start_line + 200),
+                l = d.start_line
+            )),
+            esc(&d.doc_id),
+            d.start_line,
+            d.end_line,
+            esc(&d.kind),
+            esc(&d.toolkit),
+            esc(&d.signature),
+            github_links(&d.github_url, &d.permalink),
+        );
+    }
+    out.push_str("</ol>");
     out
 }
 
