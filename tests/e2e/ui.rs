@@ -401,6 +401,9 @@ async fn identifiers_link_to_their_definitions() {
         "{body}"
     );
     assert!(body.contains("def fit_model(data, t_E=1.0):"), "{body}");
+    // Then where it is used (references: whole words).
+    assert!(body.contains("<h2>Where it is used</h2>"), "{body}");
+    assert!(body.contains("Call fit_model on your data."), "{body}");
     let (_, _, body) = page!(app, "/def/no_such_name", Some(s.reader.as_str()));
     assert!(
         body.contains("Nothing indexed defines this name."),

@@ -1,8 +1,9 @@
 //! `references`: the lines that use an identifier as a whole word.
 
+use super::grep::GrepArgs;
 use super::{Call, Meta, Method, Op, Route};
 use crate::problem::ApiError;
-use cairn_search::{Filters, GrepRequest, GrepResponse};
+use cairn_search::{Filters, GrepResponse};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -57,21 +58,20 @@ impl Op for References {
         ..Meta::READ
     };
 
+    /// A grep for the name as a whole word, case mattering.
     fn run(a: ReferencesArgs, call: &Call) -> Result<GrepResponse, ApiError> {
-        let request = GrepRequest {
+        let grep = GrepArgs {
             pattern: a.name,
             regex: false,
-            case_sensitive: true,
+            ignore_case: false,
             word: true,
             filters: a.filters,
             path: a.path,
-            context: a.context.unwrap_or(0),
-            limit: a.limit.unwrap_or(0),
+            context: a.context,
+            limit: a.limit,
             cursor: a.cursor,
-            groups: call.groups(),
-            deadline: Some(call.deadline),
         };
-        Ok(call.engine.grep(&request)?)
+        Ok(call.engine.grep(&grep.into_request(call))?)
     }
 
     fn text(r: &GrepResponse) -> String {

@@ -17,6 +17,7 @@ use crate::http::AppState;
 use crate::ops::definitions::{Definitions, DefinitionsArgs};
 use crate::ops::explain::Explain;
 use crate::ops::grep::Grep;
+use crate::ops::references::{References, ReferencesArgs};
 use crate::ops::retrieve::Retrieve;
 use crate::ops::search::Search;
 use crate::ops::tree::{Tree, TreeArgs};
@@ -326,7 +327,16 @@ async fn def(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpRespons
         limit: Some(50),
     };
     let found = run::<Definitions>(&state, &req, args).await?;
-    let main = pages::definitions(&found);
+    let uses = ReferencesArgs {
+        name: name.clone(),
+        filters: cairn_search::Filters::default(),
+        path: None,
+        context: None,
+        limit: Some(100),
+        cursor: None,
+    };
+    let uses = run::<References>(&state, &req, uses).await?;
+    let main = pages::definitions(&found, &uses);
     Ok(ok_page(
         &format!("Definitions of {name}"),
         &main,

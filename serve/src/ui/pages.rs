@@ -466,13 +466,20 @@ pub fn passage(
     out
 }
 
-/// The definitions of a name, each linked to its lines.
-pub fn definitions(a: &DefinitionsResponse) -> String {
+/// The definitions of a name, each linked to its lines, then the lines that use it.
+pub fn definitions(a: &DefinitionsResponse, uses: &GrepResponse) -> String {
     let mut out = format!("<h1>Definitions of <code>{}</code></h1>", esc(&a.name));
+    let form = SearchForm {
+        q: a.name.clone(),
+        exact: true,
+        ..SearchForm::default()
+    };
+    let uses = format!("<h2>Where it is used</h2>{}", lines(&form, uses));
     if a.definitions.is_empty() {
         out.push_str(
             "<p class=\"insufficient\" role=\"status\">Nothing indexed defines this name.</p>",
         );
+        out.push_str(&uses);
         return out;
     }
     out.push_str("<ol class=\"hits\">");
@@ -501,6 +508,7 @@ pub fn definitions(a: &DefinitionsResponse) -> String {
         );
     }
     out.push_str("</ol>");
+    out.push_str(&uses);
     out
 }
 
