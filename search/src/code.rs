@@ -113,6 +113,22 @@ impl serde::Serialize for Code {
     }
 }
 
+/// The JSON schema of a code (MCP's output schemas): one of the names.
+impl schemars::JsonSchema for Code {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Code".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Code::ALL.iter().map(|c| c.name()).collect();
+        schemars::json_schema!({
+            "type": "string",
+            "description": "Stable error code; see the table in docs/API.md.",
+            "enum": names,
+        })
+    }
+}
+
 impl utoipa::PartialSchema for Code {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         utoipa::openapi::schema::ObjectBuilder::new()

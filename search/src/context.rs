@@ -109,7 +109,7 @@ pub struct ContextRequest {
 }
 
 /// One cited passage of the context block.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct Citation {
     /// The `[n]` the block cites it by.
     pub n: usize,
@@ -132,7 +132,7 @@ pub struct Citation {
 }
 
 /// The context block and what it cites.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct ContextResponse {
     /// The question answered.
     pub query: String,

@@ -26,7 +26,7 @@ pub struct DefinitionsRequest {
 }
 
 /// One definition, cited.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct Definition {
     /// `<category>/<repo>/<path>`.
     pub doc_id: String,
@@ -54,7 +54,7 @@ pub struct Definition {
 }
 
 /// A name a hit's lines define.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct Defined {
     /// The name.
     pub name: String,
@@ -71,7 +71,7 @@ pub struct Defined {
 const MAX_DEFINED_PER_HIT: usize = 10;
 
 /// How the name was matched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NameMatch {
     /// Exactly.
@@ -85,7 +85,7 @@ pub enum NameMatch {
 }
 
 /// The definitions of a name.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct DefinitionsResponse {
     /// The name asked for.
     pub name: String,

@@ -52,7 +52,7 @@ pub struct GrepRequest {
 }
 
 /// One matching line, cited.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct GrepMatch {
     /// The matching line, 1-based.
     pub line: u32,
@@ -75,7 +75,7 @@ pub struct GrepMatch {
 }
 
 /// The matches in one document.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct GrepFile {
     /// `<category>/<repo>/<path>`.
     pub doc_id: String,
@@ -88,7 +88,7 @@ pub struct GrepFile {
 }
 
 /// Why a page of matches stopped before the end.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GrepCap {
     /// `limit` matches were found.
@@ -111,7 +111,7 @@ impl GrepCap {
 }
 
 /// A page of matches, ordered by doc_id, then line.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct GrepResponse {
     /// The pattern as given.
     pub pattern: String,

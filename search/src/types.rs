@@ -393,7 +393,7 @@ pub struct SearchRequest {
 }
 
 /// How a hit's score came about.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct ScoreBreakdown {
     /// BM25 score of the best chunk (0 when BM25 did not find it).
     pub bm25: f32,
@@ -410,7 +410,7 @@ pub struct ScoreBreakdown {
 }
 
 /// One cited passage.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct Hit {
     /// `<category>/<repo>/<path>`.
     pub doc_id: String,
@@ -459,7 +459,7 @@ pub struct Hit {
 }
 
 /// The answer to a search.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct SearchResponse {
     /// The query as understood.
     pub query: String,
@@ -477,7 +477,7 @@ pub struct SearchResponse {
 }
 
 /// Exact lines of one document.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct RetrieveResponse {
     /// The document.
     pub doc_id: String,
@@ -516,7 +516,7 @@ impl RetrieveResponse {
 }
 
 /// One node of the doc_id tree.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct TreeEntry {
     /// Path prefix (a folder) or doc_id (a file).
     pub path: String,
@@ -534,7 +534,7 @@ pub struct TreeEntry {
 }
 
 /// The tree listing.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct TreeResponse {
     /// Entries in path order.
     pub entries: Vec<TreeEntry>,
@@ -545,7 +545,7 @@ pub struct TreeResponse {
 }
 
 /// Per repository, in `version()`.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct RepoVersion {
     /// Name.
     pub name: String,
@@ -567,7 +567,7 @@ pub struct RepoVersion {
 }
 
 /// What is being served.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct VersionResponse {
     /// The version.
     pub index_version: String,
@@ -584,7 +584,7 @@ pub struct VersionResponse {
 }
 
 /// Health.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct HealthResponse {
     /// An index is loaded.
     pub loaded: bool,

@@ -60,6 +60,7 @@ fn tools(admin: bool, catalog: &str) -> Vec<Tool> {
             };
             let mut t = Tool::new(op.meta.tool?, description, input);
             t.title = Some(op.meta.title.to_owned());
+            t.output_schema = Some((op.output_json)());
             t.annotations = Some(
                 ToolAnnotations::new()
                     .read_only(op.meta.read_only)

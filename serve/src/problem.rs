@@ -217,7 +217,7 @@ pub fn status_of(code: Code) -> StatusCode {
 }
 
 /// RFC 9457 problem details, with cairn's `code`, `field` and `trace_id` members.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema, schemars::JsonSchema)]
 pub struct Problem {
     /// A URI naming the problem type: `urn:cairn:problem:<code>`.
     #[serde(rename = "type")]

@@ -80,6 +80,32 @@ fn stdio_session_runs_every_tool_and_resource() {
         let r = call(&client, "definitions", json!({"name": "Model.magnification"})).await;
         let s = r.structured_content.as_ref().expect("structured");
         assert_eq!(s["matched"], "dotted", "{s}");
+        // Every answer conforms to the output schema its tool declares.
+        for (tool, args) in [
+            ("search", json!({"query": "fit the model", "limit": 3})),
+            ("retrieve", json!({"doc_id": "science/alpha/src/alpha/core.py", "start": 1, "end": 9})),
+            ("retrieve_batch", json!({"items": [{"doc_id": "science/alpha/README.md"}, {"doc_id": "nope/x/y"}]})),
+            ("tree", json!({})),
+            ("context", json!({"query": "fit the model", "max_tokens": 300})),
+            ("explain", json!({"text": crate::explain::TRACEBACK})),
+            ("grep", json!({"pattern": "t_E", "context": 1})),
+            ("references", json!({"name": "Model"})),
+            ("definitions", json!({"name": "fit_model"})),
+            ("version", json!({})),
+            ("health", json!({})),
+        ] {
+            let declared = tools
+                .iter()
+                .find(|t| t.name == tool)
+                .and_then(|t| t.output_schema.clone())
+                .unwrap_or_else(|| panic!("{tool} declares no output schema"));
+            let schema = Value::Object((*declared).clone());
+            let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{tool}: {e}"));
+            let r = call(&client, tool, args).await;
+            let answer = r.structured_content.clone().expect("structured");
+            let errors: Vec<String> = validator.iter_errors(&answer).map(|e| format!("{e} at {}", e.instance_path())).collect();
+            assert!(errors.is_empty(), "{tool}: {errors:?}");
+        }
         let search_tool = tools.iter().find(|t| t.name == "search").expect("search");
         // Each toolkit is named with what its repositories.yml says it is.
         let described = search_tool.description.as_deref().unwrap_or("");

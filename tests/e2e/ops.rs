@@ -37,7 +37,7 @@ struct CountArgs {
 }
 
 /// How many files lie under the prefix.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Serialize, utoipa::ToSchema, JsonSchema)]
 struct CountResponse {
     /// Files.
     files: usize,

@@ -51,7 +51,7 @@ pub struct ExplainRequest {
 }
 
 /// Exact lines of an indexed document, with both links.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct Cited {
     /// The document.
     pub doc_id: String,
@@ -66,7 +66,7 @@ pub struct Cited {
 }
 
 /// A statement that raises the error.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct RaiseSite {
     /// Where it is.
     #[serde(flatten)]
@@ -86,7 +86,7 @@ pub struct RaiseSite {
 }
 
 /// How a frame's line was found in the indexed document.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Located {
     /// The printed line number holds the printed source text.
@@ -102,7 +102,7 @@ pub enum Located {
 }
 
 /// One traceback frame, and the indexed lines it stands for.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct MappedFrame {
     /// The frame as printed.
     pub frame: Frame,
@@ -115,7 +115,7 @@ pub struct MappedFrame {
 }
 
 /// What the index knows of the raising lines' history.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct History {
     /// Whether any history was found.
     pub available: bool,
@@ -124,7 +124,7 @@ pub struct History {
 }
 
 /// The answer to an explain call.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct ExplainResponse {
     /// What the text says.
     pub parsed: ParsedError,

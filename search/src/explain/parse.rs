@@ -7,7 +7,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 /// The form the pasted text was in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Shape {
     /// `Traceback (most recent call last):` with `File "…", line N, in f` frames.
@@ -25,7 +25,7 @@ pub enum Shape {
 }
 
 /// One stack frame as printed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct Frame {
     /// The file as printed (an installed path, `<stdin>`, `Cell In[3]` …).
     pub file: String,
@@ -39,7 +39,7 @@ pub struct Frame {
 }
 
 /// What the pasted text says.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct ParsedError {
     /// The form it was in.
     pub shape: Shape,

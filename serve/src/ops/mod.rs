@@ -44,7 +44,7 @@ pub trait Op: 'static {
     /// What a caller sends (a JSON body, a query string, MCP arguments or CLI flags).
     type Args: DeserializeOwned + JsonSchema + clap::Args + Send + 'static;
     /// What it answers.
-    type Output: Serialize + ToSchema + Send + 'static;
+    type Output: Serialize + ToSchema + JsonSchema + Send + 'static;
     /// What it is and where it is offered.
     const META: Meta;
     /// The answer, computed on this thread (the CPU pool's, when [`Meta::on_cpu`]).
@@ -142,6 +142,8 @@ pub struct Operation {
     pub body: schema::Schemas,
     /// Its answer's OpenAPI schemas; returns the name of the top one.
     pub output: schema::Schemas,
+    /// Its answer's JSON schema as serialized (MCP's output schema).
+    pub output_json: fn() -> Arc<rmcp::model::JsonObject>,
     /// Adds its arguments to a CLI subcommand (their clap definition).
     pub flags: fn(clap::Command) -> clap::Command,
     /// Parses the arguments and runs it.
@@ -165,6 +167,7 @@ pub const fn operation<O: Op>() -> Operation {
         input: schema::input::<O::Args>,
         body: schema::openapi::<O::Args>,
         output: schema::output::<O::Output>,
+        output_json: schema::output_json::<O::Output>,
         flags: <O::Args as clap::Args>::augment_args,
         run: run_erased::<O>,
         local: run_local::<O>,

@@ -6,7 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 /// Readiness.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct ReadyResponse {
     /// An index is loaded and answering.
     pub ready: bool,

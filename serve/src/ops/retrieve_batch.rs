@@ -18,7 +18,7 @@ pub struct BatchArgs {
 }
 
 /// One item of a batch: the passage, or why not.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct BatchItem {
     /// Whether this item succeeded.
     ok: bool,
@@ -31,7 +31,7 @@ pub struct BatchItem {
 }
 
 /// The answer to a batch.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct BatchResponse {
     /// One per item, in order.
     pub items: Vec<BatchItem>,

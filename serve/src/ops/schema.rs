@@ -41,6 +41,23 @@ pub fn openapi<T: JsonSchema>(out: &mut Vec<(String, RefOr<Schema>)>) -> String 
     name
 }
 
+/// The JSON schema of what `T` serializes to (draft 2020-12, definitions
+/// inline under `$defs`): MCP's output schema, which a client may check
+/// each structured result against.
+pub fn output_json<T: JsonSchema>() -> Arc<JsonObject> {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>();
+    match schema.to_value() {
+        serde_json::Value::Object(mut m) => {
+            m.remove("$schema");
+            Arc::new(m)
+        }
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
 /// `T`'s OpenAPI schemas from its utoipa derive (the answers, which the search library types).
 pub fn output<T: utoipa::ToSchema>(out: &mut Vec<(String, RefOr<Schema>)>) -> String {
     let name = T::name().into_owned();

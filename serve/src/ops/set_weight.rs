@@ -26,7 +26,7 @@ pub struct WeightArgs {
 }
 
 /// What was stored.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct WeightResponse {
     /// The document.
     pub doc_id: String,
