@@ -280,31 +280,30 @@ impl Filters {
         value.split(',').map(str::trim).filter(|s| !s.is_empty())
     }
 
+    /// Each list with its wire name, in [`Filters::FIELDS`] order.
+    fn lists(&self) -> [(&'static str, &Vec<String>); 6] {
+        [
+            (Self::TOOLKIT, &self.toolkit),
+            (Self::DOCTYPE, &self.doctype),
+            (Self::REPO, &self.repo),
+            (Self::CATEGORY, &self.category),
+            (Self::PATH_PREFIX, &self.path_prefix),
+            (Self::REF, &self.refs),
+        ]
+    }
+
     /// Each filter given, as `(wire name, value)` pairs (a URL's query, in order).
     pub fn pairs(&self) -> Vec<(&'static str, &str)> {
-        let lists: [&Vec<String>; 6] = [
-            &self.toolkit,
-            &self.doctype,
-            &self.repo,
-            &self.category,
-            &self.path_prefix,
-            &self.refs,
-        ];
-        Self::FIELDS
-            .iter()
-            .zip(lists)
-            .flat_map(|(name, list)| list.iter().map(move |v| (*name, v.as_str())))
+        self.lists()
+            .into_iter()
+            .flat_map(|(name, list)| list.iter().map(move |v| (name, v.as_str())))
             .collect()
     }
 
     /// Each list within [`MAX_FILTER_VALUES`], each doctype one the index knows.
     pub fn validate(&self) -> Result<(), crate::SearchError> {
-        let mut copy = self.clone();
-        for field in Self::FIELDS {
-            if copy
-                .list_mut(field)
-                .is_some_and(|l| l.len() > MAX_FILTER_VALUES)
-            {
+        for (field, list) in self.lists() {
+            if list.len() > MAX_FILTER_VALUES {
                 return Err(crate::invalid(
                     field,
                     format!("may hold at most {MAX_FILTER_VALUES} values"),

@@ -202,6 +202,19 @@ fn pages_add_up_and_hidden_documents_never_match() {
     assert_eq!((m.line, m.start_line, m.end_line), (5, 3, 7));
     assert_eq!(m.before.len(), 2);
     assert!(m.permalink.ends_with("#L3-L7"), "{}", m.permalink);
+    // A deadline already past stops the scan before it reads anything, and
+    // says so with a cursor that starts the same page again.
+    let r = e
+        .grep(&GrepRequest {
+            deadline: Some(std::time::Instant::now()),
+            ..all(None)
+        })
+        .expect("grep");
+    assert_eq!(
+        (r.truncated, r.matches, r.documents_read),
+        (Some(GrepCap::Deadline), 0, 0)
+    );
+    assert!(r.next_cursor.is_some());
     // Bad input, by field.
     for (req, field) in [
         (

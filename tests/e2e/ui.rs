@@ -410,3 +410,23 @@ async fn identifiers_link_to_their_definitions() {
         "{body}"
     );
 }
+
+#[actix_web::test]
+async fn another_groups_definitions_are_never_linked_or_listed() {
+    // alpha (which defines Model.magnification) is team-a's; beta is public.
+    let s = served(Some("team-a"), |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    let readme = "/doc/tools/beta/README.md?lines=1-3";
+    let (status, _, body) = page!(app, readme, None);
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.contains("magnification"), "{body}");
+    assert!(!body.contains("href=\"/def/magnification\""), "{body}");
+    let (_, _, body) = page!(app, readme, Some(s.team.as_str()));
+    assert!(body.contains("href=\"/def/magnification\""), "{body}");
+    let (_, _, body) = page!(app, "/def/magnification", None);
+    assert!(!body.contains("science/alpha"), "{body}");
+    assert!(
+        body.contains("Nothing indexed defines this name."),
+        "{body}"
+    );
+}

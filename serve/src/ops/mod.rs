@@ -335,9 +335,12 @@ impl Input<'_> {
     /// cannot ask serde to (it does not combine `deny_unknown_fields` with `flatten`).
     pub fn parse<T: DeserializeOwned + JsonSchema + 'static>(&self) -> Result<T, ApiError> {
         let keys: Vec<String> = match self {
-            Input::Json(bytes) => serde_json::from_slice::<serde_json::Map<String, Value>>(bytes)
-                .map(|m| m.keys().cloned().collect())
-                .unwrap_or_default(),
+            // Keys only: the values are skipped unread, not built.
+            Input::Json(bytes) => serde_json::from_slice::<
+                std::collections::HashMap<String, serde::de::IgnoredAny>,
+            >(bytes)
+            .map(|m| m.into_keys().collect())
+            .unwrap_or_default(),
             Input::Value(v) => v
                 .as_object()
                 .map(|m| m.keys().cloned().collect())

@@ -74,14 +74,6 @@ fn push(out: &mut Vec<(String, RefOr<Schema>)>, name: String, schema: Value) {
     }
 }
 
-/// The top-level properties of `T`'s schema.
-fn properties<T: JsonSchema + 'static>() -> Option<serde_json::Map<String, Value>> {
-    input::<T>()
-        .get("properties")
-        .and_then(Value::as_object)
-        .cloned()
-}
-
 /// Whether a property's schema admits JSON type `ty` (`"type": "x"` or `["x", "null"]`).
 fn admits(property: &Value, ty: &str) -> bool {
     match property.get("type") {
@@ -93,7 +85,8 @@ fn admits(property: &Value, ty: &str) -> bool {
 
 /// Refuses the first of `keys` that `T` does not take, as serde names an unknown field.
 pub fn refuse_unknown<T: JsonSchema + 'static>(keys: &[String]) -> Result<(), ApiError> {
-    let Some(props) = properties::<T>() else {
+    let schema = input::<T>();
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return Ok(());
     };
     match keys.iter().find(|k| !props.contains_key(k.as_str())) {
@@ -131,10 +124,9 @@ pub fn field_kind(input: &JsonObject, field: &str) -> FieldKind {
     if Filters::FIELDS.contains(&field) {
         return FieldKind::List;
     }
-    let property = input.get("properties").and_then(|p| p.get(field)).cloned();
-    match property {
-        Some(p) if admits(&p, "integer") || admits(&p, "number") => FieldKind::Number,
-        Some(p) if admits(&p, "boolean") => FieldKind::Bool,
+    match input.get("properties").and_then(|p| p.get(field)) {
+        Some(p) if admits(p, "integer") || admits(p, "number") => FieldKind::Number,
+        Some(p) if admits(p, "boolean") => FieldKind::Bool,
         _ => FieldKind::Text,
     }
 }
