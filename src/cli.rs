@@ -321,6 +321,11 @@ pub struct ServeArgs {
     /// Accept every request without credentials (loopback binds only).
     #[arg(long)]
     pub no_auth: bool,
+    /// Answer the API and MCP without credentials too, as an anonymous
+    /// caller: documents without groups only, never admin, within the
+    /// anonymous budgets (a public read-only index; credentials still widen it).
+    #[arg(long, conflicts_with = "no_auth")]
+    pub public_read: bool,
     /// Also accept HS256 JWTs signed with the secret in this file (at least 32 bytes).
     #[arg(long, conflicts_with = "jwt_rs256_public_key")]
     pub jwt_hs256_secret: Option<PathBuf>,
@@ -333,16 +338,31 @@ pub struct ServeArgs {
     /// Required JWT audience (`aud`).
     #[arg(long)]
     pub jwt_audience: Option<String>,
-    /// Members of this JWT group may set weights.
+    /// Members of this JWT (or OAuth groups-claim) group may set weights.
     #[arg(long, default_value = DEFAULT_JWT_ADMIN_GROUP)]
     pub jwt_admin_group: String,
+    /// Accept OAuth access tokens issued by this authorization server (its
+    /// issuer URL; repeatable). Needs --public-url: tokens must name it as audience.
+    #[arg(long, value_name = "ISSUER_URL", requires = "public_url")]
+    pub oauth_issuer: Vec<String>,
+    /// The scope an OAuth access token needs ("" for none).
+    #[arg(long, default_value = cairn_serve::oauth::DEFAULT_SCOPE)]
+    pub oauth_scope: String,
+    /// The access-token claim holding the caller's groups.
+    #[arg(long, default_value = cairn_serve::oauth::DEFAULT_GROUPS_CLAIM)]
+    pub oauth_groups_claim: String,
+    /// Seconds between two fetches of an issuer's keys at most (a token
+    /// naming an unknown key triggers one).
+    #[arg(long, default_value_t = cairn_serve::oauth::DEFAULT_KEY_REFRESH.as_secs())]
+    pub oauth_key_refresh_secs: u64,
     /// A browser origin allowed to call (repeatable); other origins get 403.
     #[arg(long)]
     pub allow_origin: Vec<String>,
     /// A host name every route answers to besides loopback names and IP addresses (repeatable; DNS-rebinding protection).
     #[arg(long)]
     pub allow_host: Vec<String>,
-    /// The public base URL, for the OpenAPI document's `servers`.
+    /// The public base URL (an origin): the OpenAPI document's `servers`,
+    /// and the resource OAuth access tokens must name.
     #[arg(long, env = "CAIRN_PUBLIC_URL")]
     pub public_url: Option<String>,
     /// Requests per minute per caller (default: unlimited); an anonymous

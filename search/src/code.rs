@@ -54,6 +54,8 @@ codes! {
     Forbidden = "forbidden", 403, 2, false;
     /// No such document, route or tool for this caller.
     NotFound = "not_found", 404, 2, false;
+    /// A cited index version that is no longer kept.
+    VersionGone = "version_gone", 410, 2, false;
     /// The route exists with another method.
     MethodNotAllowed = "method_not_allowed", 405, 2, false;
     /// The body is over the size limit.
@@ -81,6 +83,7 @@ impl Code {
     pub fn from_http_status(status: u16) -> Code {
         match status {
             404 => Code::NotFound,
+            410 => Code::VersionGone,
             422 => Code::InvalidArgument,
             405 => Code::MethodNotAllowed,
             413 => Code::PayloadTooLarge,

@@ -19,6 +19,7 @@ pub mod eval;
 pub mod explain;
 pub mod grep;
 pub mod links;
+pub mod passage;
 pub mod query_vectors;
 pub mod rank;
 mod render;
@@ -33,6 +34,7 @@ pub(crate) use engine::check_deadline;
 pub use engine::{Engine, EngineOptions};
 pub use explain::{ExplainRequest, ExplainResponse};
 pub use grep::{GrepRequest, GrepResponse};
+pub use passage::{CitationLink, PassageId, PassageIdError};
 pub use query_vectors::CacheStats;
 pub use types::*;
 
@@ -77,6 +79,9 @@ pub enum SearchError {
     /// The caller's deadline passed before the answer was ready; the work stopped.
     #[error("the deadline passed before the answer was ready")]
     DeadlineExceeded,
+    /// A cited index version that is no longer kept.
+    #[error("index version {0} is no longer kept; search again to cite the current lines")]
+    VersionGone(cairn_index::IndexVersion),
     /// The runtime weights file could not be written.
     #[error("{path}: {message}")]
     State {
@@ -97,6 +102,7 @@ impl SearchError {
             SearchError::NotFound(_) => Code::NotFound,
             SearchError::Forbidden(_) => Code::Forbidden,
             SearchError::DeadlineExceeded => Code::DeadlineExceeded,
+            SearchError::VersionGone(_) => Code::VersionGone,
             SearchError::Embed(_) | SearchError::Tantivy(_) | SearchError::State { .. } => {
                 Code::Internal
             }

@@ -1,5 +1,6 @@
 //! Requests and responses, shared by every connector (serde shapes are the API).
 
+use cairn_index::IndexVersion;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -42,6 +43,14 @@ pub struct SpanRequest {
     /// notebook span comes as its cells, `text_format: notebook-cells`).
     #[serde(default)]
     pub raw: bool,
+    /// The index version the lines were cited from (a search result's
+    /// `index_version`): the lines come from that version while it is kept,
+    /// and a version no longer kept is refused (`version_gone`) rather than
+    /// answered with other lines. Default: the version serving now.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    #[schemars(with = "Option<String>")]
+    pub index_version: Option<IndexVersion>,
 }
 
 impl SpanRequest {
@@ -57,6 +66,7 @@ impl SpanRequest {
             start: Some(start),
             end: Some(end),
             raw: false,
+            index_version: None,
         }
     }
 
@@ -92,6 +102,13 @@ impl clap::Args for SpanRequest {
         .arg(Arg::new("raw").long("raw").action(ArgAction::SetTrue).help(
             "The file's exact bytes even for a notebook (by default a notebook shows its cells)",
         ))
+        .arg(
+            Arg::new("index_version")
+                .long("index-version")
+                .value_name("VERSION")
+                .value_parser(|s: &str| IndexVersion::parse(s).map_err(|e| e.to_string()))
+                .help("Read the lines as at this kept index version (a hit's index_version)"),
+        )
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
@@ -109,7 +126,10 @@ impl clap::FromArgMatches for SpanRequest {
                 format!("--lines must be START:END with 1 <= START <= END, not {lines:?}\n"),
             )
         })?;
-        Ok(Self::lines(doc_id, start.into(), end.into()).raw(m.get_flag("raw")))
+        Ok(Self {
+            index_version: m.get_one::<IndexVersion>("index_version").cloned(),
+            ..Self::lines(doc_id, start.into(), end.into()).raw(m.get_flag("raw"))
+        })
     }
 
     fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {

@@ -1,8 +1,10 @@
 //! Who is calling: bearer tokens from a tokens file that stores only their
-//! sha256, optional JWTs (HS256 or RS256) with a `groups` claim, or no auth on
+//! sha256, optional JWTs (HS256 or RS256) with a `groups` claim, OAuth access
+//! tokens of trusted authorization servers ([`crate::oauth`]), or no auth on
 //! a loopback bind. The result is a [`Caller`], whose groups the search
 //! library enforces; nothing here decides what a caller may see.
 
+use crate::oauth::{ResourceServer, TokenCheck};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -11,8 +13,7 @@ use std::sync::Mutex;
 use std::time::SystemTime;
 use subtle::ConstantTimeEq;
 
-/// Seconds of clock skew allowed on a JWT's `exp` and `nbf`.
-pub const JWT_LEEWAY_SECS: u64 = 60;
+pub use crate::limits::JWT_LEEWAY_SECS;
 /// Every token starts with this, so a leaked one is easy to recognise (and to scan for).
 pub const TOKEN_PREFIX: &str = "cairn_";
 
@@ -296,6 +297,7 @@ pub struct Authenticator {
     store: Option<TokenStore>,
     loaded: Mutex<Loaded>,
     jwt: Option<JwtConfig>,
+    oauth: Option<ResourceServer>,
     no_auth: bool,
 }
 
@@ -308,6 +310,8 @@ pub enum Verdict {
     Missing,
     /// Credentials that match nothing (wrong, revoked, expired).
     Refused,
+    /// An OAuth access token for this server without the required scope.
+    InsufficientScope,
 }
 
 impl Authenticator {
@@ -324,10 +328,22 @@ impl Authenticator {
                 modified: None,
             }),
             jwt,
+            oauth: None,
             no_auth,
         };
         a.reload()?;
         Ok(a)
+    }
+
+    /// Also accepts access tokens of the authorization servers `rs` trusts.
+    pub fn with_oauth(mut self, rs: ResourceServer) -> Self {
+        self.oauth = Some(rs);
+        self
+    }
+
+    /// The OAuth resource server, when one is configured.
+    pub fn oauth(&self) -> Option<&ResourceServer> {
+        self.oauth.as_ref()
     }
 
     /// True when every caller is trusted.
@@ -429,9 +445,13 @@ impl Authenticator {
                 .caller_of_digest(&digest(token))
                 .map_or(Verdict::Refused, Verdict::Caller);
         }
-        match self.jwt.as_ref().and_then(|j| j.check(token)) {
-            Some(c) => Verdict::Caller(c),
-            None => Verdict::Refused,
+        if let Some(c) = self.jwt.as_ref().and_then(|j| j.check(token)) {
+            return Verdict::Caller(c);
+        }
+        match self.oauth.as_ref().map(|rs| rs.check(token)) {
+            Some(TokenCheck::Valid(c)) => Verdict::Caller(c),
+            Some(TokenCheck::InsufficientScope) => Verdict::InsufficientScope,
+            Some(TokenCheck::Invalid) | None => Verdict::Refused,
         }
     }
 }

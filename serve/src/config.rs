@@ -33,6 +33,8 @@ pub enum Access {
         tokens: PathBuf,
         /// JWTs accepted besides tokens.
         jwt: Option<JwtSettings>,
+        /// OAuth access tokens accepted besides tokens.
+        oauth: Option<Box<crate::oauth::OAuthSettings>>,
     },
 }
 
@@ -92,6 +94,9 @@ pub enum ServeError {
     /// The tokens file or a JWT key could not be read.
     #[error(transparent)]
     Auth(#[from] AuthError),
+    /// The OAuth settings name no usable resource or issuer.
+    #[error(transparent)]
+    OAuth(#[from] crate::oauth::OAuthError),
     /// The pack could not be unpacked.
     #[error("unpacking {}", pack.display())]
     Unpack {

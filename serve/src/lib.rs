@@ -3,13 +3,15 @@
 //! one table of operations ([`ops`], one file each), as the CLI is;
 //! plus what serving needs around them: how a server is configured
 //! ([`config`], defaults and limits in [`limits`]) and started ([`server`]),
-//! credentials ([`auth`]) and web sign-in sessions ([`session`]), the
+//! credentials ([`auth`], OAuth access tokens in [`oauth`]) and web
+//! sign-in sessions ([`session`]), the
 //! hot-swapped live index ([`live`]), the bounded CPU pool ([`pool`]),
 //! problem+json errors ([`problem`]), metrics and per-caller rate limits;
 //! and the web page for people ([`ui`]), rendered from the same operations.
 //!
 //! Imports point one way, from the top: `server` → `ui` → `http` → `mcp` →
-//! `ops` → (`pool`, `problem`); `config`, `session` → `auth` → `limits`.
+//! `ops` → (`pool`, `problem`); `live` → `ops`; `config`, `session` →
+//! `auth` → `oauth` → `limits`.
 //!
 //! Connectors never read index files: every answer comes from
 //! `cairn_search::Engine`. Only the `cairn` binary depends on this crate.
@@ -21,6 +23,7 @@ pub mod limits;
 pub mod live;
 pub mod mcp;
 pub mod metrics;
+pub mod oauth;
 pub mod ops;
 pub mod pool;
 pub mod problem;

@@ -12,6 +12,8 @@ pub const DEFAULT_DEADLINE_MS: u64 = 10_000;
 pub const DEFAULT_QUEUE: usize = 64;
 /// Milliseconds between checks of CURRENT, dropped packs and the tokens file.
 pub const DEFAULT_WATCH_MS: u64 = 2_000;
+/// Seconds of clock skew allowed on a JWT's (and an OAuth access token's) `exp` and `nbf`.
+pub const JWT_LEEWAY_SECS: u64 = 60;
 /// Members of this JWT group may set ranking weights.
 pub const DEFAULT_JWT_ADMIN_GROUP: &str = "cairn-admin";
 /// Page requests a minute all anonymous visitors share (each page may

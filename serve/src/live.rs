@@ -7,6 +7,7 @@
 //! they finish. A version that fails to verify or open is refused with a log
 //! line, and the old one keeps serving.
 
+use crate::ops::Versions;
 use arc_swap::ArcSwap;
 use cairn_index::pack::Dropped;
 use cairn_index::{IndexRoot, IndexVersion};
@@ -42,6 +43,13 @@ pub struct LiveIndex {
     refused: Mutex<Option<IndexVersion>>,
     /// Versions (and tried packs) kept after a pack is adopted.
     keep: usize,
+    /// Earlier versions opened to read cited lines, newest use last; at most
+    /// `keep` (there are no more on disk), so naming versions in turn never
+    /// makes the server reopen one it already holds.
+    past: Mutex<Vec<Arc<Engine>>>,
+    /// Earlier versions that failed verification: refused without hashing
+    /// them again, so naming one over and over costs nothing.
+    unreadable: Mutex<Vec<IndexVersion>>,
 }
 
 impl LiveIndex {
@@ -58,6 +66,8 @@ impl LiveIndex {
             opts,
             refused: Mutex::new(None),
             keep: cairn_index::layout::DEFAULT_KEEP,
+            past: Mutex::new(Vec::new()),
+            unreadable: Mutex::new(Vec::new()),
         }
     }
 
@@ -123,6 +133,8 @@ impl LiveIndex {
                 // CURRENT may have moved again while verifying; only swap what was verified.
                 Ok(next) if next.snapshot().version == wanted => {
                     self.engine.store(Arc::new(next));
+                    // Passages cited a moment ago are read from the engine that cited them.
+                    self.remember(Arc::clone(&live));
                     SwapOutcome::Swapped {
                         from: live.snapshot().version.to_string(),
                         to: wanted.to_string(),
@@ -137,5 +149,65 @@ impl LiveIndex {
             _ => None,
         };
         outcome
+    }
+
+    fn is_unreadable(&self, version: &IndexVersion) -> bool {
+        let bad = self.unreadable.lock().unwrap_or_else(|p| p.into_inner());
+        bad.contains(version)
+    }
+
+    /// Keeps `engine` among the earlier versions, dropping the least recently used.
+    fn remember(&self, engine: Arc<Engine>) {
+        let mut past = self.past.lock().unwrap_or_else(|p| p.into_inner());
+        past.retain(|e| e.snapshot().version != engine.snapshot().version);
+        past.push(engine);
+        let over = past.len().saturating_sub(self.keep);
+        past.drain(..over);
+    }
+}
+
+impl Versions for LiveIndex {
+    /// The live engine, an earlier one still open, or a kept version opened
+    /// now (verified first, as a swap verifies). A version gone from disk is
+    /// refused even while open here: what the root no longer holds is not cited.
+    fn engine(&self, version: &IndexVersion) -> Result<Arc<Engine>, SearchError> {
+        let live = self.current();
+        if live.snapshot().version == *version {
+            return Ok(live);
+        }
+        let root = IndexRoot::new(&self.opts.index);
+        let dir = root.version_dir(version);
+        if !dir.path().is_dir() {
+            return Err(SearchError::VersionGone(version.clone()));
+        }
+        let held = {
+            let past = self.past.lock().unwrap_or_else(|p| p.into_inner());
+            past.iter()
+                .find(|e| e.snapshot().version == *version)
+                .cloned()
+        };
+        let engine = match held {
+            Some(e) => e,
+            None if self.is_unreadable(version) => {
+                return Err(SearchError::VersionGone(version.clone()));
+            }
+            None => {
+                let verified = cairn_index::verify_version(&dir, version)
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| match r.ok() {
+                        true => Ok(()),
+                        false => Err(format!("{} problems", r.problems.len())),
+                    });
+                if let Err(why) = verified {
+                    tracing::error!(%version, reason = %why, "a kept version failed verify; its lines are not read");
+                    let mut bad = self.unreadable.lock().unwrap_or_else(|p| p.into_inner());
+                    bad.push(version.clone());
+                    return Err(SearchError::VersionGone(version.clone()));
+                }
+                Arc::new(live.open_version(version)?)
+            }
+        };
+        self.remember(Arc::clone(&engine));
+        Ok(engine)
     }
 }

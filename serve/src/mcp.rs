@@ -141,10 +141,20 @@ impl CairnMcp {
             trace_id: crate::ops::new_trace_id(),
             instance: format!("mcp:{name}"),
             text: true,
+            versions: Some(Arc::clone(&self.live) as Arc<dyn crate::ops::Versions>),
         };
         let answer = op.run(Input::Value(args), call).await?;
         let mut r = CallToolResult::structured(answer.value);
         r.content = vec![ContentBlock::text(answer.text)];
+        // Each cited passage as a resource the client can open (resources/read).
+        r.content.extend(answer.cites.into_iter().map(|c| {
+            let uri = format!("{}?lines={}-{}", doc_uri(&c.doc_id), c.start, c.end);
+            ContentBlock::resource_link(
+                Resource::new(uri, c.doc_id)
+                    .with_title(c.title)
+                    .with_mime_type("text/plain"),
+            )
+        }));
         Ok(r)
     }
 }
@@ -202,10 +212,11 @@ impl ServerHandler for CairnMcp {
         )
         .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
         .with_instructions(
-            "Citation search over scientific software repositories. Call `search` with the user's question \
-             (add toolkit to stay in one package), read around a hit with `retrieve`, and cite each passage \
-             by its permalink (exact lines of a pinned commit). When insufficient_evidence is true, say you \
-             do not know.",
+            "Citation search over scientific software repositories. Call `search_passages` with the user's \
+             question (add toolkit to stay in one package): it answers with snippets, exact lines and \
+             permalinks; read around a hit with `retrieve`. (`search` and `fetch` give the same passages as \
+             ids to fetch one by one.) Cite each passage by its permalink (exact lines of a pinned commit). \
+             When insufficient_evidence is true, say you do not know.",
         )
     }
 
@@ -447,6 +458,6 @@ mod tests {
         };
         assert!(!names(false).contains(&"set_weight".to_owned()));
         assert!(names(true).contains(&"set_weight".to_owned()));
-        assert_eq!(names(false).len(), 11);
+        assert_eq!(names(false).len(), 13);
     }
 }

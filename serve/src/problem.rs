@@ -28,6 +28,9 @@ pub struct ApiError {
     pub detail: String,
     /// Seconds a client should wait before trying again (429, 503).
     pub retry_after: Option<u32>,
+    /// The `WWW-Authenticate` challenge of a 401 or 403 (the default 401
+    /// challenge when `None`): an OAuth resource server's names its metadata.
+    pub challenge: Option<String>,
     /// The request's trace id and path, when the error must render itself
     /// (errors that escape the middleware, such as a handler's panic).
     pub request: Option<Box<(String, String)>>,
@@ -42,6 +45,7 @@ impl ApiError {
             field: None,
             detail: detail.into(),
             retry_after: None,
+            challenge: None,
             request: None,
         }
     }
@@ -60,6 +64,12 @@ impl ApiError {
             field,
             ..Self::new(Code::MalformedRequest, detail)
         }
+    }
+
+    /// Sets the `WWW-Authenticate` challenge.
+    pub fn challenge(mut self, challenge: String) -> Self {
+        self.challenge = Some(challenge);
+        self
     }
 
     /// Sets Retry-After.
@@ -92,11 +102,17 @@ impl ApiError {
         if let Some(s) = self.retry_after {
             res.insert_header((header::RETRY_AFTER, s.to_string()));
         }
-        if self.status == StatusCode::UNAUTHORIZED {
-            res.insert_header((
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"cairn\""),
-            ));
+        match self.challenge.as_deref().map(HeaderValue::from_str) {
+            Some(Ok(c)) => {
+                res.insert_header((header::WWW_AUTHENTICATE, c));
+            }
+            _ if self.status == StatusCode::UNAUTHORIZED => {
+                res.insert_header((
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"cairn\""),
+                ));
+            }
+            _ => {}
         }
         res.body(serde_json::to_string(&self.problem(trace_id, instance)).unwrap_or_default())
     }

@@ -8,6 +8,7 @@ use crate::auth::{Authenticator, JwtConfig, TokenStore};
 use crate::config::{Access, IndexSource, ServeConfig, ServeError};
 use crate::http::{self, AppState, HttpOptions, Pages};
 use crate::live::LiveIndex;
+use crate::oauth::ResourceServer;
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{App, Error, web};
@@ -45,7 +46,7 @@ fn authenticator(config: &ServeConfig) -> Result<Authenticator, ServeError> {
             Err(ServeError::OpenOffLoopback(config.http.bind))
         }
         Access::Open => Ok(Authenticator::new(None, None, true)?),
-        Access::Credentials { tokens, jwt } => {
+        Access::Credentials { tokens, jwt, oauth } => {
             let jwt = jwt
                 .as_ref()
                 .map(|j| {
@@ -57,10 +58,19 @@ fn authenticator(config: &ServeConfig) -> Result<Authenticator, ServeError> {
                     )
                 })
                 .transpose()?;
-            if jwt.is_none() && TokenStore::new(tokens).list()?.is_empty() {
+            if jwt.is_none() && oauth.is_none() && TokenStore::new(tokens).list()?.is_empty() {
                 tracing::warn!(tokens = %tokens.display(), "no tokens yet: every API call will get 401; make one with `cairn token add NAME`");
             }
-            Ok(Authenticator::new(Some(tokens.clone()), jwt, false)?)
+            let auth = Authenticator::new(Some(tokens.clone()), jwt, false)?;
+            match oauth {
+                Some(settings) => {
+                    let rs = ResourceServer::new((**settings).clone())?;
+                    // Keys are fetched before the first request; an issuer that is down is retried on use.
+                    rs.refresh_all();
+                    Ok(auth.with_oauth(rs))
+                }
+                None => Ok(auth),
+            }
         }
     }
 }

@@ -12,18 +12,18 @@ use std::sync::Arc;
 
 /// The operations the CLI offers.
 pub fn offered() -> impl Iterator<Item = &'static Operation> {
-    OPERATIONS.iter().filter(|op| op.meta.cli)
+    OPERATIONS.iter().filter(|op| op.meta.cli.is_some())
 }
 
 /// The operation a subcommand name runs, when it names one.
 pub fn by_name(name: &str) -> Option<&'static Operation> {
-    offered().find(|op| op.meta.tool == Some(name))
+    offered().find(|op| op.meta.cli == Some(name))
 }
 
 /// The subcommand of `op`: its arguments, the index flags and `--json`.
 pub fn command(op: &Operation) -> clap::Command {
     let about = op.meta.routes.first().map_or("", |r| r.summary);
-    let cmd = clap::Command::new(op.meta.tool.unwrap_or_default());
+    let cmd = clap::Command::new(op.meta.cli.unwrap_or_default());
     // The argument groups bring their own doc comments as about: set ours last.
     OpenArgs::augment_args((op.flags)(cmd))
         .arg(

@@ -1,10 +1,12 @@
 //! `cairn serve`: flags into a `ServeConfig`; the library does the rest.
 
 use crate::cli::ServeArgs;
+use anyhow::Context;
 use cairn_index::pack::Rollback;
 use cairn_serve::auth::JwtKeyFile;
 use cairn_serve::config::{Access, IndexSource, JwtSettings, ServeConfig};
 use cairn_serve::http::HttpOptions;
+use cairn_serve::oauth::OAuthSettings;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -13,12 +15,32 @@ const MIN_WATCH_MS: u64 = 100;
 
 /// Serves until SIGTERM or SIGINT.
 pub fn run(a: ServeArgs) -> anyhow::Result<ExitCode> {
-    cairn_serve::server::run(config(a))?;
+    cairn_serve::server::run(config(a)?)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// The configuration these flags ask for.
-fn config(a: ServeArgs) -> ServeConfig {
+fn config(a: ServeArgs) -> anyhow::Result<ServeConfig> {
+    let oauth = match (a.oauth_issuer.is_empty(), &a.public_url) {
+        (true, _) => None,
+        (false, None) => {
+            anyhow::bail!("--oauth-issuer needs --public-url (the resource tokens must name)")
+        }
+        (false, Some(public)) => {
+            let public_url = url::Url::parse(public)
+                .with_context(|| format!("--public-url {public:?} is not a URL"))?;
+            let settings = OAuthSettings {
+                issuers: a.oauth_issuer,
+                public_url,
+                groups_claim: a.oauth_groups_claim,
+                scope: Some(a.oauth_scope).filter(|s| !s.trim().is_empty()),
+                admin_group: a.jwt_admin_group.clone(),
+                key_refresh: Duration::from_secs(a.oauth_key_refresh_secs.max(1)),
+            };
+            settings.validate()?;
+            Some(Box::new(settings))
+        }
+    };
     let key = match (a.jwt_hs256_secret, a.jwt_rs256_public_key) {
         (Some(p), _) => Some(JwtKeyFile::Hs256Secret(p)),
         (_, Some(p)) => Some(JwtKeyFile::Rs256PublicKey(p)),
@@ -34,6 +56,7 @@ fn config(a: ServeArgs) -> ServeConfig {
                 audience: a.jwt_audience,
                 admin_group: a.jwt_admin_group,
             }),
+            oauth,
         },
     };
     let mut http = HttpOptions::new(a.bind);
@@ -44,6 +67,7 @@ fn config(a: ServeArgs) -> ServeConfig {
     http.trusted_proxies = a.trusted_proxy;
     http.public_url = a.public_url;
     http.ui = !a.no_ui;
+    http.public_read = a.public_read;
     http.watch_interval = Duration::from_millis(a.watch_ms.max(MIN_WATCH_MS));
     http.allowed_origins.extend(a.allow_origin);
     http.allowed_hosts.extend(a.allow_host);
@@ -57,11 +81,11 @@ fn config(a: ServeArgs) -> ServeConfig {
         true => Rollback::Allow,
         false => Rollback::Refuse,
     };
-    ServeConfig {
+    Ok(ServeConfig {
         source: IndexSource::from_path(&a.open.index, &a.unpack_into, rollback),
         model_dir: a.open.model_dir,
         access,
         http,
         keep: a.keep,
-    }
+    })
 }

@@ -13,6 +13,7 @@ mod hardening2;
 mod http;
 mod install;
 mod mcp;
+mod oauth;
 mod ops;
 mod publish;
 mod readme;

@@ -69,7 +69,7 @@ fn stdio_session_runs_every_tool_and_resource() {
 
         let tools = client.list_all_tools().await.expect("tools/list");
         let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
-        for want in ["search", "retrieve", "retrieve_batch", "tree", "context", "explain", "version", "health", "grep", "references", "definitions"] {
+        for want in ["search_passages", "search", "fetch", "retrieve", "retrieve_batch", "tree", "context", "explain", "version", "health", "grep", "references", "definitions"] {
             assert!(names.contains(&want.to_owned()), "{want} missing from {names:?}");
         }
         assert!(tools.iter().all(|t| t.title.as_deref().is_some_and(|s| !s.is_empty())), "every tool has a title");
@@ -82,7 +82,8 @@ fn stdio_session_runs_every_tool_and_resource() {
         assert_eq!(s["matched"], "dotted", "{s}");
         // Every answer conforms to the output schema its tool declares.
         for (tool, args) in [
-            ("search", json!({"query": "fit the model", "limit": 3})),
+            ("search_passages", json!({"query": "fit the model", "limit": 3})),
+            ("search", json!({"query": "fit the model"})),
             ("retrieve", json!({"doc_id": "science/alpha/src/alpha/core.py", "start": 1, "end": 9})),
             ("retrieve_batch", json!({"items": [{"doc_id": "science/alpha/README.md"}, {"doc_id": "nope/x/y"}]})),
             ("tree", json!({})),
@@ -106,7 +107,7 @@ fn stdio_session_runs_every_tool_and_resource() {
             let errors: Vec<String> = validator.iter_errors(&answer).map(|e| format!("{e} at {}", e.instance_path())).collect();
             assert!(errors.is_empty(), "{tool}: {errors:?}");
         }
-        let search_tool = tools.iter().find(|t| t.name == "search").expect("search");
+        let search_tool = tools.iter().find(|t| t.name == "search_passages").expect("search_passages");
         // Each toolkit is named with what its repositories.yml says it is.
         let described = search_tool.description.as_deref().unwrap_or("");
         assert!(described.contains("Toolkits: alpha (Alpha fits light curves); beta"), "{described}");
@@ -114,8 +115,11 @@ fn stdio_session_runs_every_tool_and_resource() {
         assert!(props["query"]["description"].is_string() && props["toolkit"].is_object());
         assert!(names.contains(&"set_weight".to_owned()), "the local stdio user is trusted");
 
-        let r = call(&client, "search", json!({"query": "fit_model", "limit": 3})).await;
+        let r = call(&client, "search_passages", json!({"query": "fit_model", "limit": 3})).await;
         assert_eq!(r.is_error, Some(false));
+        // Each hit is also a resource link the client can open.
+        let link = r.content.iter().find_map(|c| c.as_resource_link()).expect("a resource link");
+        assert!(link.uri.starts_with("cairn://doc/science/alpha/src/alpha/core.py?lines="), "{}", link.uri);
         let s = r.structured_content.as_ref().expect("structured");
         assert_eq!(s["hits"][0]["doc_id"], "science/alpha/src/alpha/core.py");
         let t = text(&r);
@@ -144,9 +148,11 @@ fn stdio_session_runs_every_tool_and_resource() {
 
         // Bad arguments, a missing doc and an over-limit value are tool errors with stable codes.
         for (name, args, code, field) in [
-            ("search", json!({"limit": 3}), "malformed_request", Some("query")),
-            ("search", json!({"query": "x", "limit": "ten"}), "malformed_request", Some("limit")),
-            ("search", json!({"query": "x", "limit": 51}), "invalid_argument", Some("limit")),
+            ("search_passages", json!({"limit": 3}), "malformed_request", Some("query")),
+            ("search_passages", json!({"query": "x", "limit": "ten"}), "malformed_request", Some("limit")),
+            ("search_passages", json!({"query": "x", "limit": 51}), "invalid_argument", Some("limit")),
+            ("search", json!({"query": "x", "limit": 3}), "malformed_request", Some("limit")),
+            ("fetch", json!({"id": "science/alpha/README.md"}), "invalid_argument", Some("id")),
             ("retrieve", json!({"doc_id": "science/alpha/../../etc"}), "invalid_argument", Some("doc_id")),
             ("retrieve", json!({"doc_id": "science/alpha/missing.py"}), "not_found", Some("doc_id")),
         ] {
@@ -218,7 +224,7 @@ fn http_transport_enforces_tokens_and_groups() {
             .map(|t| t.name.to_string())
             .collect();
         assert!(!names.contains(&"set_weight".to_owned()), "not an admin");
-        let r = call(&reader_client, "search", json!({"query": "fit_model", "limit": 50})).await;
+        let r = call(&reader_client, "search_passages", json!({"query": "fit_model", "limit": 50})).await;
         let hits = r.structured_content.as_ref().expect("s")["hits"].clone();
         assert!(hits.as_array().is_some_and(|h| h.iter().all(|h| h["repo"] != "alpha")), "{hits}");
         let r = call(&reader_client, "retrieve", json!({"doc_id": "science/alpha/src/alpha/core.py"})).await;
@@ -245,4 +251,98 @@ fn http_transport_enforces_tokens_and_groups() {
         .send(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)
         .expect("response");
     assert_eq!(res.status().as_u16(), 403);
+}
+
+/// ChatGPT's contract over `/mcp`: `search` answers only `{"results": [{id,
+/// title, url}]}` with one text item holding the same JSON, and `fetch(id)`
+/// gives the lines `retrieve` gives, from the version that cited them, even
+/// after a hot swap changed those lines; once that version is gone, it says so.
+#[test]
+fn chatgpt_search_then_fetch_reads_the_cited_version() {
+    let w = World::new();
+    assert!(w.build("out", &[]).status.success());
+    let token = cairn_serve::auth::TokenStore::new(w.path("tokens.json"))
+        .add("gpt", &[], false)
+        .expect("token");
+    let server = Server::start(&w, "out", &["--watch-ms", "100"]);
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            server.url("/mcp"),
+        )
+        .auth_header(token.clone());
+    let only_text = |r: &CallToolResult| -> Value {
+        assert_eq!(r.content.len(), 1, "exactly one content item");
+        let t = r.content[0].as_text().expect("a text item").text.clone();
+        let parsed: Value = serde_json::from_str(&t).expect("the text is JSON");
+        assert_eq!(
+            Some(&parsed),
+            r.structured_content.as_ref(),
+            "the text holds the structured answer"
+        );
+        parsed
+    };
+    runtime().block_on(async {
+        let client = ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("session");
+        let tools = client.list_all_tools().await.expect("tools");
+        let search = tools.iter().find(|t| t.name == "search").expect("search");
+        assert_eq!(search.input_schema["required"], json!(["query"]));
+        let found = only_text(&call(&client, "search", json!({"query": "fit_model"})).await);
+        assert_eq!(found.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()), Some(vec!["results".to_owned()]));
+        let first = found["results"][0].clone();
+        let id = first["id"].as_str().expect("id").to_owned();
+        assert!(first["title"].as_str().is_some_and(|t| t.starts_with("alpha: src/alpha/core.py, lines ")), "{first}");
+        assert!(first["url"].as_str().is_some_and(|u| u.starts_with("https://github.com/example/alpha/blob/") && u.contains("/src/alpha/core.py#L")), "{first}");
+
+        let fetched = only_text(&call(&client, "fetch", json!({"id": id})).await);
+        let (start, end) = (fetched["metadata"]["start_line"].clone(), fetched["metadata"]["end_line"].clone());
+        let retrieved = call(&client, "retrieve", json!({"doc_id": "science/alpha/src/alpha/core.py", "start": start, "end": end})).await;
+        let cited_text = retrieved.structured_content.as_ref().expect("s")["text"].clone();
+        assert_eq!(fetched["text"], cited_text);
+        assert_eq!((fetched["id"].as_str(), &fetched["url"]), (Some(id.as_str()), &first["url"]));
+        let cited_version = fetched["metadata"]["index_version"].as_str().expect("version").to_owned();
+        assert!(id.starts_with(&format!("{cited_version}/science/alpha/src/alpha/core.py#L")), "{id}");
+
+        // A new version moves core.py's lines down by two; the live version swaps in.
+        let repo = w.alpha_repo();
+        let tree = repo.head().and_then(|h| h.peel_to_tree()).expect("tree");
+        let entry = tree.get_path(std::path::Path::new("src/alpha/core.py")).expect("core.py");
+        let core = String::from_utf8(repo.find_blob(entry.id()).expect("blob").content().to_vec()).expect("utf8");
+        crate::fixtures::commit(&w.alpha_repo(), &[("src/alpha/core.py", format!("# moved\n\n{core}").into_bytes())], "move");
+        assert!(w.build("out", &[]).status.success());
+        let started = std::time::Instant::now();
+        loop {
+            let v = call(&client, "version", json!({})).await;
+            if v.structured_content.as_ref().expect("s")["index_version"] != cited_version.as_str() {
+                break;
+            }
+            assert!(started.elapsed() < std::time::Duration::from_secs(20), "never swapped");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let now = call(&client, "retrieve", json!({"doc_id": "science/alpha/src/alpha/core.py", "start": start, "end": end})).await;
+        assert_ne!(now.structured_content.as_ref().expect("s")["text"], cited_text, "the live lines moved");
+        let again = only_text(&call(&client, "fetch", json!({"id": id})).await);
+        assert_eq!(again["text"], cited_text, "fetch reads the version that cited the lines");
+        let pinned = call(&client, "retrieve", json!({"doc_id": "science/alpha/src/alpha/core.py", "start": start, "end": end, "index_version": cited_version})).await;
+        assert_eq!(pinned.structured_content.as_ref().expect("s")["text"], cited_text, "retrieve takes the same index_version");
+
+        // The cited version leaves the root: fetch says so instead of answering other lines.
+        std::fs::remove_dir_all(w.path("out/versions").join(&cited_version)).expect("remove the old version");
+        let gone = call(&client, "fetch", json!({"id": id})).await;
+        assert_eq!(gone.is_error, Some(true));
+        assert_eq!(gone.structured_content.as_ref().expect("s")["code"], "version_gone");
+        client.cancel().await.expect("close");
+    });
+    // The same over HTTP: 410 with a problem body.
+    let (status, body) = crate::serve_process::get_json(
+        &server.url(&format!(
+            "/fetch?id={}",
+            "0123456789abcdef%2Fscience%2Falpha%2FREADME.md%23L1-L2"
+        )),
+        &token,
+    );
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (410, Some("version_gone")),
+        "{body}"
+    );
 }

@@ -60,7 +60,7 @@ impl Op for Count {
         tag: "browse",
         description: "How many files lie under a doc_id prefix.",
         answers: "The count",
-        cli: true,
+        cli: Some("count"),
         ..Meta::READ
     };
 
@@ -152,14 +152,12 @@ fn every_operation_is_offered_where_it_should_be() {
                 r.path
             );
         }
-        if let Some(tool) = op.meta.tool
-            && op.meta.cli
-        {
+        if let Some(sub) = op.meta.cli {
             assert!(
-                help.lines().any(|l| l.trim_start().starts_with(tool)),
-                "{tool} is not a subcommand:\n{help}"
+                help.lines().any(|l| l.trim_start().starts_with(sub)),
+                "{sub} is not a subcommand:\n{help}"
             );
-            on_cli.push(tool);
+            on_cli.push(sub);
         }
         // Only the probes are HTTP-only; everything else is an MCP tool.
         assert_eq!(
@@ -173,6 +171,7 @@ fn every_operation_is_offered_where_it_should_be() {
         on_cli,
         [
             "search",
+            "fetch",
             "retrieve",
             "tree",
             "context",
@@ -202,7 +201,7 @@ fn the_cli_answers_as_the_api_does() {
                 "--limit",
                 "3",
             ],
-            "search",
+            "search_passages",
             json!({"query": "fit the model", "toolkit": "alpha", "limit": 3}),
         ),
         (

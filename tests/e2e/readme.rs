@@ -33,7 +33,8 @@ const USERS: &str = include_str!("../../golden/users.yaml");
 const REWRITES: &str = include_str!("../../golden/users-rewrites.yaml");
 
 /// Commands `.ci/run` runs instead of this test.
-const CI_COMMANDS: [&str; 2] = [
+const CI_COMMANDS: [&str; 3] = [
+    "scripts/oauth-test-parties.sh",
     "scripts/fetch-model.sh",
     "CAIRN_CPU_PRECISION=f32 cargo test --workspace",
 ];

@@ -15,7 +15,7 @@ pub struct Server {
     pub port: u16,
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -38,7 +38,11 @@ impl Server {
 
     /// Starts `cairn serve --index INDEX` (a root or a pack), waiting until it is ready.
     pub fn start_at(w: &World, index: &str, extra: &[&str]) -> Server {
-        let port = free_port();
+        Self::start_on(w, index, free_port(), extra)
+    }
+
+    /// Starts `cairn serve --index INDEX` on `port`, waiting until it is ready.
+    pub fn start_on(w: &World, index: &str, port: u16, extra: &[&str]) -> Server {
         let bind = format!("127.0.0.1:{port}");
         let child = Command::new(env!("CARGO_BIN_EXE_cairn"))
             .args(["serve", "--index", index])

@@ -19,7 +19,7 @@ use crate::rank::{self, Fused, Priors, RankedList, Source};
 use crate::runtime_weights::{RuntimeWeight, RuntimeWeights};
 use crate::*;
 use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec};
-use cairn_index::{DocId, DocRecord, IndexRoot, LineSpan, Snapshot};
+use cairn_index::{DocId, DocRecord, IndexRoot, IndexVersion, LineSpan, Snapshot};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -111,6 +111,19 @@ impl Engine {
             }
             _ => Self::open(opts),
         }
+    }
+
+    /// Opens another version of this engine's index root for reading cited
+    /// lines (retrieve, tree): no query model, so its searches are BM25.
+    /// A version no longer on disk is [`SearchError::VersionGone`].
+    pub fn open_version(&self, version: &IndexVersion) -> Result<Self, SearchError> {
+        if !self.root.version_dir(version).path().is_dir() {
+            return Err(SearchError::VersionGone(version.clone()));
+        }
+        let snap = Snapshot::open(&self.root, version)?;
+        let runtime_weights = RuntimeWeights::load(state_path(&self.root))?;
+        let why = "an earlier version, kept for reading cited lines".to_owned();
+        Self::assemble(self.root.clone(), snap, None, Some(why), runtime_weights)
     }
 
     /// Builds an engine from an opened snapshot and the result of loading a model.

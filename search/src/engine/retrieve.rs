@@ -22,6 +22,16 @@ impl Engine {
         groups: Option<&[String]>,
         budget: usize,
     ) -> Result<RetrieveResponse, SearchError> {
+        if let Some(v) = &req.index_version
+            && *v != self.snap.version
+        {
+            // The connector opens the cited version; answering from another
+            // would cite lines the caller never saw.
+            return Err(invalid(
+                "index_version",
+                format!("this engine reads version {}, not {v}", self.snap.version),
+            ));
+        }
         let doc = self.visible_doc(&req.doc_id, groups)?;
         let (start, end) = req.span();
         let asked = LineSpan::new(start, end)

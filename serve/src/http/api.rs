@@ -15,6 +15,7 @@ use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
 use cairn_search::{Caller, Code, Filters};
 use rmcp::model::JsonObject;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// Registers every endpoint.
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -44,7 +45,32 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         cfg.service(resource);
     }
     cfg.service(web::resource("/metrics").route(web::get().to(metrics)))
-        .service(web::resource("/openapi.json").route(web::get().to(openapi)));
+        .service(web::resource("/openapi.json").route(web::get().to(openapi)))
+        .service(
+            web::resource(crate::oauth::METADATA_PATH)
+                .route(web::get().to(|s| resource_metadata(s, false))),
+        )
+        .service(
+            web::resource(crate::oauth::MCP_METADATA_PATH)
+                .route(web::get().to(|s| resource_metadata(s, true))),
+        );
+}
+
+/// RFC 9728 protected-resource metadata: where an OAuth client learns which
+/// authorization servers issue tokens for this server (404 without OAuth).
+async fn resource_metadata(
+    state: web::Data<AppState>,
+    mcp: bool,
+) -> Result<HttpResponse, ApiError> {
+    let rs = state.auth.oauth().ok_or_else(|| {
+        ApiError::new(
+            Code::NotFound,
+            "this server takes no OAuth access tokens (start it with --oauth-issuer and --public-url)",
+        )
+    })?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
+        .json(rs.metadata(mcp)))
 }
 
 /// An operation called with its arguments in the query string.
@@ -105,6 +131,7 @@ pub(crate) fn call(state: &AppState, req: &HttpRequest) -> Call {
             .unwrap_or_default(),
         instance: req.path().to_owned(),
         text: false,
+        versions: Some(Arc::clone(&state.live) as Arc<dyn crate::ops::Versions>),
     }
 }
 

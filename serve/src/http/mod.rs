@@ -63,7 +63,11 @@ const MAX_LOGGED_CHARS: usize = 512;
 /// The server's own routes anyone may call without credentials (besides the
 /// public operations). `/metrics` is not one: its cache and error counters
 /// say what others asked and when, so it wants a token like the API.
-const OPEN_ROUTES: [&str; 1] = ["/openapi.json"];
+const OPEN_ROUTES: [&str; 3] = [
+    "/openapi.json",
+    crate::oauth::METADATA_PATH,
+    crate::oauth::MCP_METADATA_PATH,
+];
 
 /// Whether `path` answers without credentials.
 fn is_public(path: &str) -> bool {
@@ -102,6 +106,9 @@ pub struct HttpOptions {
     pub http_workers: usize,
     /// Serve the web pages ([`crate::ui`]).
     pub ui: bool,
+    /// Answer the API and MCP without credentials, as an anonymous caller
+    /// (documents without groups, the anonymous budgets).
+    pub public_read: bool,
 }
 
 impl HttpOptions {
@@ -133,6 +140,7 @@ impl HttpOptions {
             watch_interval: Duration::from_millis(DEFAULT_WATCH_MS),
             http_workers: default_workers(),
             ui: true,
+            public_read: false,
         }
     }
 
@@ -413,6 +421,16 @@ async fn authenticate(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody + 'static>>, Error> {
+    // An access token signed by a key its issuer has not shown us yet (a
+    // rotation): fetch the issuer's keys off this thread, at most once per
+    // key-refresh interval, before judging the token.
+    if let Some(state) = req.app_data::<web::Data<AppState>>()
+        && let Some(rs) = state.auth.oauth()
+        && let Some(i) = bearer(&req).and_then(|t| rs.unknown_key(t))
+    {
+        let state = state.clone();
+        let _ = web::block(move || state.auth.oauth().map(|rs| rs.refresh(i))).await;
+    }
     match admit(&req) {
         Ok((caller, anonymous)) => {
             if anonymous {
@@ -424,6 +442,20 @@ async fn authenticate(
         // The error rides on the response; the trace middleware renders it.
         Err(api) => Ok(req.error_response(api).map_into_right_body()),
     }
+}
+
+/// The bearer token of `req`'s Authorization header, if it has one.
+fn bearer(req: &ServiceRequest) -> Option<&str> {
+    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+        .map(str::trim)
+}
+
+/// Whether the query string carries an OAuth access token (`access_token`).
+fn has_query_token(req: &ServiceRequest) -> bool {
+    url::form_urlencoded::parse(req.query_string().as_bytes()).any(|(k, _)| k == "access_token")
 }
 
 /// The body length a request declares, if it declares one.
@@ -523,10 +555,21 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     let pages = req.app_data::<Pages>().copied();
     let page = pages.is_some_and(|p| (p.is_page)(req.path()));
     let public = is_public(req.path()) || page;
+    // `--public-read`: the API and MCP answer callers without credentials as
+    // anonymous too (`/metrics` still wants a token).
+    let read_openly = state.opts.public_read && !public && req.path() != "/metrics";
     let presented = req
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
+    if presented.is_none() && has_query_token(req) {
+        // RFC 6750 §2.3 tokens in URLs end up in logs and Referer headers:
+        // never accepted, and said so rather than answered as anonymous.
+        return Err(ApiError::new(
+            Code::Unauthorized,
+            "a token in the query string is never accepted: send it in the Authorization header",
+        ));
+    }
     let mut verdict = state.auth.check(presented);
     // A page without a bearer token may carry a signed-in session's cookie.
     if page
@@ -541,19 +584,47 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     {
         verdict = Verdict::Caller(c);
     }
+    // An OAuth resource server's challenge names its metadata, so a client
+    // can find where to get a token (RFC 9728 §5.1).
+    let challenge = |error: Option<&str>, e: ApiError| match state.auth.oauth() {
+        Some(rs) => e.challenge(rs.challenge(req.path(), error)),
+        None => e,
+    };
     let (caller, anonymous) = match verdict {
         Verdict::Caller(c) => (c, false),
-        Verdict::Missing | Verdict::Refused if public => (Caller::anonymous(), true),
+        Verdict::Missing | Verdict::Refused | Verdict::InsufficientScope if public => {
+            (Caller::anonymous(), true)
+        }
+        // Credentials that were sent are still judged: an expired token gets
+        // 401, so its client renews it instead of silently seeing less.
+        Verdict::Missing if read_openly => (Caller::anonymous(), true),
         Verdict::Missing => {
-            return Err(ApiError::new(
-                Code::Unauthorized,
-                "send `Authorization: Bearer <token>` (make one with `cairn token add NAME`)",
-            ));
+            let how = match state.auth.oauth() {
+                Some(_) => {
+                    "send `Authorization: Bearer <token>`: an access token from the authorization server the WWW-Authenticate header's resource_metadata names, or a cairn token"
+                }
+                None => {
+                    "send `Authorization: Bearer <token>` (make one with `cairn token add NAME`)"
+                }
+            };
+            return Err(challenge(None, ApiError::new(Code::Unauthorized, how)));
         }
         Verdict::Refused => {
-            return Err(ApiError::new(
-                Code::Unauthorized,
-                "the bearer token is not valid (wrong, revoked or expired)",
+            return Err(challenge(
+                Some("invalid_token"),
+                ApiError::new(
+                    Code::Unauthorized,
+                    "the bearer token is not valid (wrong, revoked or expired; or an access token for another server)",
+                ),
+            ));
+        }
+        Verdict::InsufficientScope => {
+            return Err(challenge(
+                Some("insufficient_scope"),
+                ApiError::new(
+                    Code::Forbidden,
+                    "the access token lacks the scope this server requires (see the WWW-Authenticate header)",
+                ),
             ));
         }
     };
@@ -561,6 +632,9 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     // visitor's budget is its address's (assets are free), and all anonymous
     // visitors together also draw from one budget, limited by default.
     let counted_page = page && !pages.is_some_and(|p| (p.is_asset)(req.path()));
+    // Anonymous API and MCP calls (`--public-read`) draw from the same
+    // budgets as anonymous page views.
+    let counted = counted_page || (anonymous && read_openly);
     let now = Instant::now();
     let over = |wait: u32, who: &str| {
         ApiError::new(
@@ -569,8 +643,8 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
         )
         .retry_after(wait)
     };
-    let budget = match (anonymous, page) {
-        (true, true) => format!(
+    let budget = match anonymous && counted {
+        true => format!(
             "anonymous@{}",
             client::client_ip(
                 req.peer_addr().map(|a| a.ip()),
@@ -585,11 +659,11 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     // The caller's own budget first (an anonymous visitor's is its address's,
     // limited by default), so one visitor refused there draws nothing from
     // the budget all anonymous visitors share.
-    let own = match anonymous && page {
+    let own = match anonymous && counted {
         true => state.limiter.as_ref().or(state.anonymous_each.as_ref()),
         false => state.limiter.as_ref(),
     };
-    if (!public || counted_page)
+    if (!public || counted)
         && let Some(limiter) = own
         && let Err(wait) = limiter.take(&budget, now)
     {
@@ -598,7 +672,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     // Signing in and out never waits on anonymous searches: a flood of those
     // must not keep token holders from signing in.
     if anonymous
-        && counted_page
+        && counted
         && !matches!(req.path(), "/login" | "/logout")
         && let Some(shared) = &state.anonymous
         && let Err(wait) = shared.take("anonymous", now)

@@ -71,7 +71,7 @@ impl Op for Context {
         description: "For bots that build prompts: searches, then returns numbered passages ([1], [2] …) cut at line boundaries to fit max_tokens, with their links. Add queries: keyword rewrites naming the identifiers the answer likely uses. insufficient_evidence is true when nothing clears the threshold.",
         answers: "Numbered passages within the token budget, and their citations",
         on_cpu: true,
-        cli: true,
+        cli: Some("context"),
         ..Meta::READ
     };
 

@@ -40,7 +40,7 @@ impl Op for Definitions {
         tag: "browse",
         description: "Go to definition: the spans that define a name (function, method, class, constant, macro, Fortran unit, or a doc section heading) with kind, enclosing scope, the defining line and GitHub links. Dotted names (EnsembleSampler.run_mcmc) match within their scope.",
         answers: "The definitions, code first, each with its span and links",
-        cli: true,
+        cli: Some("definitions"),
         ..Meta::READ
     };
 

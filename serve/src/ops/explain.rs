@@ -76,7 +76,7 @@ impl Op for Explain {
         description: "Paste a traceback, log excerpt or error message: returns the raise/throw/warn statements whose message matches (exact lines, GitHub links), the traceback's frames mapped to indexed lines, and passages that explain it. insufficient_evidence when nothing indexed does.",
         answers: "Raise sites, mapped frames and explaining passages, each with exact lines and links",
         on_cpu: true,
-        cli: true,
+        cli: Some("explain"),
         ..Meta::READ
     };
 

@@ -84,7 +84,7 @@ impl Op for Grep {
         description: "Exact search like git grep over the indexed commits: every line matching a literal (or regex=true: an RE2 regular expression), grouped by document in doc_id order, each a cited line span with GitHub links. Paged: pass next_cursor back as cursor.",
         answers: "Matching lines by document, each with its span and links",
         on_cpu: true,
-        cli: true,
+        cli: Some("grep"),
         ..Meta::READ
     };
 

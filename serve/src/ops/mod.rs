@@ -11,9 +11,11 @@
 //! This module depends on the search library and on [`crate::problem`] and
 //! [`crate::pool`] only; the connectors depend on it.
 
+pub mod citations;
 pub mod context;
 pub mod definitions;
 pub mod explain;
+pub mod fetch;
 pub mod grep;
 pub mod health;
 pub mod ready;
@@ -28,7 +30,8 @@ pub mod version;
 
 use crate::pool::CpuPool;
 use crate::problem::{ApiError, parse_json};
-use cairn_search::{Caller, Engine};
+use cairn_index::IndexVersion;
+use cairn_search::{Caller, Engine, SearchError};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -53,11 +56,28 @@ pub trait Op: 'static {
     fn text(output: &Self::Output) -> String {
         serde_json::to_string_pretty(output).unwrap_or_default()
     }
+    /// The passages the answer cites, for connectors that link them (MCP's resource links).
+    fn cites(_output: &Self::Output) -> Vec<Cited> {
+        Vec::new()
+    }
+}
+
+/// A passage an answer cites.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cited {
+    /// `<category>/<repo>/<path>`.
+    pub doc_id: String,
+    /// First line.
+    pub start: u32,
+    /// Last line.
+    pub end: u32,
+    /// What to call it.
+    pub title: String,
 }
 
 /// What an operation is and where it is offered.
 pub struct Meta {
-    /// The MCP tool and CLI subcommand name; `None` for HTTP-only probes.
+    /// The MCP tool name; `None` for HTTP-only probes.
     pub tool: Option<&'static str>,
     /// A few words naming it for a person (MCP's tool title).
     pub title: &'static str,
@@ -75,8 +95,10 @@ pub struct Meta {
     pub on_cpu: bool,
     /// Whether it changes nothing (MCP's readOnlyHint; GPT Actions' isConsequential is its negation).
     pub read_only: bool,
-    /// Whether the CLI offers it as a subcommand (status probes are for servers).
-    pub cli: bool,
+    /// The CLI subcommand offering it, if one does (status probes are for
+    /// servers). Mostly the tool's name; the two differ where an MCP client
+    /// expects a tool name the CLI already uses otherwise (`search`).
+    pub cli: Option<&'static str>,
 }
 
 impl Meta {
@@ -93,7 +115,7 @@ impl Meta {
         who: Who::Caller,
         on_cpu: false,
         read_only: true,
-        cli: false,
+        cli: None,
     };
 }
 
@@ -177,6 +199,8 @@ pub const fn operation<O: Op>() -> Operation {
 /// Every operation, in the order tools are listed.
 pub static OPERATIONS: &[Operation] = &[
     operation::<search::Search>(),
+    operation::<citations::Citations>(),
+    operation::<fetch::Fetch>(),
     operation::<retrieve::Retrieve>(),
     operation::<retrieve_batch::RetrieveBatch>(),
     operation::<tree::Tree>(),
@@ -273,6 +297,16 @@ pub struct Call {
     pub instance: String,
     /// Whether the answer's text is wanted (MCP shows it; HTTP sends JSON only).
     pub text: bool,
+    /// Where earlier versions are found (the server's live index); `None`
+    /// opens them from the engine's root each time (the CLI).
+    pub versions: Option<Arc<dyn Versions>>,
+}
+
+/// Earlier index versions, for reading passages cited from them.
+pub trait Versions: Send + Sync {
+    /// The engine of `version`: the live one, or a kept earlier one
+    /// ([`cairn_search::SearchError::VersionGone`] once it is not kept).
+    fn engine(&self, version: &IndexVersion) -> Result<Arc<Engine>, SearchError>;
 }
 
 impl Call {
@@ -288,6 +322,17 @@ impl Call {
             trace_id: new_trace_id(),
             instance: "cli".to_owned(),
             text: true,
+            versions: None,
+        }
+    }
+
+    /// The engine answering for `version` (`None`: the one serving now).
+    pub fn engine_at(&self, version: Option<&IndexVersion>) -> Result<Arc<Engine>, ApiError> {
+        match (version, &self.versions) {
+            (None, _) => Ok(Arc::clone(&self.engine)),
+            (Some(v), _) if *v == self.engine.snapshot().version => Ok(Arc::clone(&self.engine)),
+            (Some(v), Some(versions)) => Ok(versions.engine(v)?),
+            (Some(v), None) => Ok(Arc::new(self.engine.open_version(v)?)),
         }
     }
 
@@ -308,6 +353,8 @@ pub struct Answer {
     pub value: Value,
     /// The same for a person or a model to read (empty unless [`Call::text`]).
     pub text: String,
+    /// The passages it cites.
+    pub cites: Vec<Cited>,
 }
 
 impl Answer {
@@ -316,6 +363,7 @@ impl Answer {
         Self {
             value: serde_json::to_value(output).unwrap_or(Value::Null),
             text: if text { O::text(output) } else { String::new() },
+            cites: O::cites(output),
         }
     }
 }

@@ -54,7 +54,7 @@ impl Op for References {
         description: "Every line of the indexed code and docs that uses an identifier as a whole word (case matters), grouped by document, each a cited line span with GitHub links: who calls a function, where a parameter is read. Paged by cursor.",
         answers: "The lines using the name, by document, each with its span and links",
         on_cpu: true,
-        cli: true,
+        cli: Some("references"),
         ..Meta::READ
     };
 

@@ -22,12 +22,15 @@ impl Op for Retrieve {
         tag: "retrieve",
         description: "Returns lines start..end of a document (doc_id from a search hit) as at the indexed commit, with GitHub links and the file's sha256; a notebook's lines come as their cells (text_format notebook-cells), raw=true gives the exact bytes. Use it to read around a hit before quoting.",
         answers: "The lines as at the indexed commit (a notebook's as its cells)",
-        cli: true,
+        // Reading a kept version may open it (and verify it) first.
+        on_cpu: true,
+        cli: Some("retrieve"),
         ..Meta::READ
     };
 
     fn run(span: SpanRequest, call: &Call) -> Result<RetrieveResponse, ApiError> {
-        Ok(call.engine.retrieve(&span, call.caller.groups())?)
+        let engine = call.engine_at(span.index_version.as_ref())?;
+        Ok(engine.retrieve(&span, call.caller.groups())?)
     }
 
     fn text(r: &RetrieveResponse) -> String {

@@ -1,6 +1,6 @@
-//! `search`: ranked passages for a question.
+//! `search` (MCP: `search_passages`): ranked passages for a question.
 
-use super::{Call, Meta, Method, Op, Route};
+use super::{Call, Cited, Meta, Method, Op, Route};
 use crate::problem::ApiError;
 use cairn_search::{Filters, Mode, SearchRequest, SearchResponse};
 use schemars::JsonSchema;
@@ -58,8 +58,9 @@ impl Op for Search {
     type Args = SearchArgs;
     type Output = SearchResponse;
     const META: Meta = Meta {
-        title: "Search",
-        tool: Some("search"),
+        title: "Search passages",
+        // MCP's `search` is ChatGPT's citation shape (`citations.rs`); this is the rich answer.
+        tool: Some("search_passages"),
         routes: &[
             Route {
                 method: Method::Get,
@@ -78,7 +79,7 @@ impl Op for Search {
         description: "Finds the passages of the indexed scientific-software repositories that best answer a question: doc_id, lines, focus lines (the best few), snippet, GitHub links. Add queries: 2-3 keyword rewrites naming the functions or parameters the answer likely uses. toolkit keeps to one package.",
         answers: "Ranked passages, each with exact lines and GitHub links",
         on_cpu: true,
-        cli: true,
+        cli: Some("search"),
         ..Meta::READ
     };
 
@@ -88,5 +89,17 @@ impl Op for Search {
 
     fn text(r: &SearchResponse) -> String {
         r.to_string()
+    }
+
+    fn cites(r: &SearchResponse) -> Vec<Cited> {
+        r.hits
+            .iter()
+            .map(|h| Cited {
+                doc_id: h.doc_id.clone(),
+                start: h.start_line,
+                end: h.end_line,
+                title: h.citation().title,
+            })
+            .collect()
     }
 }

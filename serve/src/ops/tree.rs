@@ -41,7 +41,7 @@ impl Op for Tree {
         tag: "browse",
         description: "Lists the doc_id hierarchy (categories, repositories, folders, files with doctype and line count) under a prefix. Use it to discover what is indexed.",
         answers: "Folders and files under the prefix",
-        cli: true,
+        cli: Some("tree"),
         ..Meta::READ
     };
 
