@@ -14,6 +14,7 @@ use crate::documents::{Skipped, SourceDoc};
 use cairn_index::manifest::{ModelInfo, RepoRecord, SkipReason};
 use cairn_index::{Doctype, Rows};
 use serde::{Deserialize, Serialize};
+use sha2::Digest;
 use std::path::{Path, PathBuf};
 
 /// Bumped when the part layout changes; a merge refuses other versions.
@@ -66,9 +67,29 @@ impl Shard {
         Ok(Self { index, count })
     }
 
-    /// Whether the repository at `position` in repositories.yml belongs to this shard.
-    pub fn takes(&self, position: usize) -> bool {
-        position % self.count == self.index - 1
+    /// The repositories of `registry` this shard builds, in file order.
+    pub fn select<'a>(
+        &self,
+        registry: &'a crate::config::Registry,
+    ) -> Vec<&'a crate::config::RepoConfig> {
+        registry
+            .repos
+            .iter()
+            .filter(|r| self.takes(&format!("{}/{}", r.category, r.name)))
+            .collect()
+    }
+
+    /// Whether the repository `<category>/<name>` belongs to this shard.
+    ///
+    /// By a hash of that name, not its position in repositories.yml: adding
+    /// or removing a repository moves no other one to another shard, so
+    /// every shard's embedding cache stays warm.
+    pub fn takes(&self, repo: &str) -> bool {
+        let digest = sha2::Sha256::digest(repo.as_bytes());
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&digest[..8]);
+        // `count` ≥ 1 (parse refuses 0); the remainder fits usize.
+        (u64::from_be_bytes(first) % self.count as u64) as usize == self.index - 1
     }
 }
 
@@ -218,15 +239,59 @@ pub fn read(dir: &Path) -> Result<(PartManifest, Rows), PartError> {
 mod tests {
     use super::*;
 
+    /// Inserting a repository anywhere in repositories.yml moves no other
+    /// repository to another shard (their caches stay warm).
+    #[test]
+    fn an_inserted_repository_moves_no_other() {
+        let registry = |yml: &str| {
+            crate::config::Registry::parse(Path::new("/x/repositories.yml"), yml).expect("registry")
+        };
+        let names = |yml: &str, shard: usize| -> Vec<String> {
+            let r = registry(yml);
+            Shard {
+                index: shard,
+                count: 3,
+            }
+            .select(&r)
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+        };
+        let repo = |n: &str| format!("  - name: {n}\n    url: https://github.com/x/{n}\n");
+        let before = format!(
+            "tools:\n{}{}{}{}",
+            repo("emcee"),
+            repo("corner"),
+            repo("dynesty"),
+            repo("pyLIMA")
+        );
+        let after = format!(
+            "tools:\n{}{}{}{}{}",
+            repo("aaa"),
+            repo("emcee"),
+            repo("corner"),
+            repo("dynesty"),
+            repo("pyLIMA")
+        );
+        for shard in 1..=3 {
+            let mut grown = names(&after, shard);
+            grown.retain(|n| n != "aaa");
+            assert_eq!(names(&before, shard), grown, "shard {shard}");
+        }
+    }
+
     #[test]
     fn shards_split_the_repositories_without_overlap() {
         let shards: Vec<Shard> = (1..=3)
             .map(|i| Shard::parse(&format!("{i}/3")).expect("parse"))
             .collect();
-        for position in 0..10 {
-            let owners = shards.iter().filter(|s| s.takes(position)).count();
-            assert_eq!(owners, 1, "repository {position}");
+        let names: Vec<String> = (0..40).map(|i| format!("cat/repo{i}")).collect();
+        for name in &names {
+            let owners = shards.iter().filter(|s| s.takes(name)).count();
+            assert_eq!(owners, 1, "{name}");
         }
+        // Every shard gets some of 40 repositories.
+        assert!(shards.iter().all(|s| names.iter().any(|n| s.takes(n))));
         for bad in ["0/3", "4/3", "1/0", "x/2", "2"] {
             assert!(Shard::parse(bad).is_err(), "{bad}");
         }

@@ -31,7 +31,7 @@ pub use code::Code;
 pub use context::{ChatMessage, Citation, ContextRequest, ContextResponse, TokenizerName};
 pub use definitions::{DefinitionsRequest, DefinitionsResponse};
 pub(crate) use engine::check_deadline;
-pub use engine::{Engine, EngineOptions};
+pub use engine::{Earlier, Engine, EngineOptions};
 pub use explain::{ExplainRequest, ExplainResponse};
 pub use grep::{GrepRequest, GrepResponse};
 pub use passage::{CitationLink, PassageId, PassageIdError};

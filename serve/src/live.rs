@@ -43,13 +43,14 @@ pub struct LiveIndex {
     refused: Mutex<Option<IndexVersion>>,
     /// Versions (and tried packs) kept after a pack is adopted.
     keep: usize,
-    /// Earlier versions opened to read cited lines, newest use last; at most
-    /// `keep` (there are no more on disk), so naming versions in turn never
-    /// makes the server reopen one it already holds.
+    /// Earlier versions opened to read cited lines, least recently used
+    /// first; at most [`PAST_OPEN`] (each holds its parsed records).
     past: Mutex<Vec<Arc<Engine>>>,
-    /// Earlier versions that failed verification: refused without hashing
-    /// them again, so naming one over and over costs nothing.
-    unreadable: Mutex<Vec<IndexVersion>>,
+    /// What verifying earlier versions found, so none is hashed twice.
+    checked: Mutex<Vec<(IndexVersion, bool)>>,
+    /// Held while an earlier version is verified and opened: one at a time,
+    /// so a burst naming versions costs one open, not one per request.
+    opening: Mutex<()>,
 }
 
 impl LiveIndex {
@@ -67,7 +68,8 @@ impl LiveIndex {
             refused: Mutex::new(None),
             keep: cairn_index::layout::DEFAULT_KEEP,
             past: Mutex::new(Vec::new()),
-            unreadable: Mutex::new(Vec::new()),
+            checked: Mutex::new(Vec::new()),
+            opening: Mutex::new(()),
         }
     }
 
@@ -133,8 +135,6 @@ impl LiveIndex {
                 // CURRENT may have moved again while verifying; only swap what was verified.
                 Ok(next) if next.snapshot().version == wanted => {
                     self.engine.store(Arc::new(next));
-                    // Passages cited a moment ago are read from the engine that cited them.
-                    self.remember(Arc::clone(&live));
                     SwapOutcome::Swapped {
                         from: live.snapshot().version.to_string(),
                         to: wanted.to_string(),
@@ -151,60 +151,78 @@ impl LiveIndex {
         outcome
     }
 
-    fn is_unreadable(&self, version: &IndexVersion) -> bool {
-        let bad = self.unreadable.lock().unwrap_or_else(|p| p.into_inner());
-        bad.contains(version)
+    /// An earlier version already open.
+    fn held(&self, version: &IndexVersion) -> Option<Arc<Engine>> {
+        let past = self.past.lock().unwrap_or_else(|p| p.into_inner());
+        past.iter()
+            .find(|e| e.snapshot().version == *version)
+            .cloned()
     }
 
-    /// Keeps `engine` among the earlier versions, dropping the least recently used.
+    /// Keeps `engine` among the open earlier versions, dropping the least recently used.
     fn remember(&self, engine: Arc<Engine>) {
         let mut past = self.past.lock().unwrap_or_else(|p| p.into_inner());
         past.retain(|e| e.snapshot().version != engine.snapshot().version);
         past.push(engine);
-        let over = past.len().saturating_sub(self.keep);
+        let over = past.len().saturating_sub(PAST_OPEN);
         past.drain(..over);
+    }
+
+    /// Whether `version` verifies (every checksum, as a swap checks), hashed once.
+    fn verifies(&self, root: &IndexRoot, version: &IndexVersion) -> bool {
+        let known = {
+            let checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
+            checked
+                .iter()
+                .find(|(v, _)| v == version)
+                .map(|(_, ok)| *ok)
+        };
+        if let Some(ok) = known {
+            return ok;
+        }
+        let verdict = cairn_index::verify_version(&root.version_dir(version), version)
+            .map_err(|e| e.to_string())
+            .and_then(|r| match r.ok() {
+                true => Ok(()),
+                false => Err(format!("{} problems", r.problems.len())),
+            });
+        if let Err(why) = &verdict {
+            tracing::error!(%version, reason = %why, "a kept version failed verify; its lines are not read");
+        }
+        let mut checked = self.checked.lock().unwrap_or_else(|p| p.into_inner());
+        checked.push((version.clone(), verdict.is_ok()));
+        verdict.is_ok()
     }
 }
 
+/// Earlier versions held open at once for reading cited lines.
+const PAST_OPEN: usize = 2;
+
 impl Versions for LiveIndex {
     /// The live engine, an earlier one still open, or a kept version opened
-    /// now (verified first, as a swap verifies). A version gone from disk is
-    /// refused even while open here: what the root no longer holds is not cited.
+    /// now (verified once first). A version gone from disk is refused even
+    /// while open here: what the root no longer holds is not cited.
     fn engine(&self, version: &IndexVersion) -> Result<Arc<Engine>, SearchError> {
         let live = self.current();
         if live.snapshot().version == *version {
             return Ok(live);
         }
         let root = IndexRoot::new(&self.opts.index);
-        let dir = root.version_dir(version);
-        if !dir.path().is_dir() {
+        if !root.version_dir(version).path().is_dir() {
             return Err(SearchError::VersionGone(version.clone()));
         }
-        let held = {
-            let past = self.past.lock().unwrap_or_else(|p| p.into_inner());
-            past.iter()
-                .find(|e| e.snapshot().version == *version)
-                .cloned()
-        };
-        let engine = match held {
+        let engine = match self.held(version) {
             Some(e) => e,
-            None if self.is_unreadable(version) => {
-                return Err(SearchError::VersionGone(version.clone()));
-            }
             None => {
-                let verified = cairn_index::verify_version(&dir, version)
-                    .map_err(|e| e.to_string())
-                    .and_then(|r| match r.ok() {
-                        true => Ok(()),
-                        false => Err(format!("{} problems", r.problems.len())),
-                    });
-                if let Err(why) = verified {
-                    tracing::error!(%version, reason = %why, "a kept version failed verify; its lines are not read");
-                    let mut bad = self.unreadable.lock().unwrap_or_else(|p| p.into_inner());
-                    bad.push(version.clone());
-                    return Err(SearchError::VersionGone(version.clone()));
+                let _one_at_a_time = self.opening.lock().unwrap_or_else(|p| p.into_inner());
+                // Another request may have opened it while this one waited.
+                match self.held(version) {
+                    Some(e) => e,
+                    None if !self.verifies(&root, version) => {
+                        return Err(SearchError::VersionGone(version.clone()));
+                    }
+                    None => Arc::new(live.open_version(version)?),
                 }
-                Arc::new(live.open_version(version)?)
             }
         };
         self.remember(Arc::clone(&engine));

@@ -11,7 +11,7 @@
 
 use crate::auth::Caller;
 use crate::live::LiveIndex;
-use crate::ops::{Call, Input, OPERATIONS, Who};
+use crate::ops::{Anonymous, Call, Input, OPERATIONS, Versions, Who};
 use crate::pool::CpuPool;
 use crate::problem::ApiError;
 use cairn_search::{Code, MAX_SPAN_LINES, SpanRequest, TextFormat};
@@ -94,17 +94,21 @@ fn tool_error(e: &ApiError) -> CallToolResult {
     r
 }
 
-/// The caller an HTTP session authenticated as; a stdio session is the local user.
-fn caller(ctx: &RequestContext<RoleServer>) -> Caller {
+/// The caller an HTTP session authenticated as (and whether it presented
+/// no credentials); a stdio session is the local user.
+fn caller(ctx: &RequestContext<RoleServer>) -> (Caller, bool) {
     match ctx.extensions.get::<http::request::Parts>() {
-        Some(parts) => parts
-            .extensions
-            .get::<rmcp::model::Extensions>()
-            .and_then(|e| e.get::<Caller>())
-            .cloned()
-            // Over HTTP the middleware always attaches one; never widen on its absence.
-            .unwrap_or_else(Caller::anonymous),
-        None => Caller::local(),
+        Some(parts) => {
+            let ext = parts.extensions.get::<rmcp::model::Extensions>();
+            let caller = ext
+                .and_then(|e| e.get::<Caller>())
+                .cloned()
+                // Over HTTP the middleware always attaches one; never widen on its absence.
+                .unwrap_or_else(Caller::anonymous);
+            let anonymous = ext.is_none_or(|e| e.get::<Anonymous>().is_some());
+            (caller, anonymous)
+        }
+        None => (Caller::local(), false),
     }
 }
 
@@ -129,13 +133,14 @@ impl CairnMcp {
         name: &str,
         args: Value,
         who: &Caller,
+        anonymous: bool,
     ) -> Result<CallToolResult, ApiError> {
         let op = crate::ops::by_tool(name)
             .ok_or_else(|| ApiError::new(Code::NotFound, format!("no tool named {name:?}")))?;
         let call = Call {
             engine: self.live.current(),
             caller: who.clone(),
-            anonymous: false,
+            anonymous,
             pool: Some(self.pool.clone()),
             deadline: self.deadline_at(),
             trace_id: crate::ops::new_trace_id(),
@@ -148,7 +153,14 @@ impl CairnMcp {
         r.content = vec![ContentBlock::text(answer.text)];
         // Each cited passage as a resource the client can open (resources/read).
         r.content.extend(answer.cites.into_iter().map(|c| {
-            let uri = format!("{}?lines={}-{}", doc_uri(&c.doc_id), c.start, c.end);
+            // The version pins the lines: read after a swap, they are still the cited ones.
+            let uri = format!(
+                "{}?lines={}-{}&version={}",
+                doc_uri(&c.doc_id),
+                c.start,
+                c.end,
+                c.version
+            );
             ContentBlock::resource_link(
                 Resource::new(uri, c.doc_id)
                     .with_title(c.title)
@@ -178,7 +190,7 @@ fn doc_uri(doc_id: &str) -> String {
     )
 }
 
-/// Parses `cairn://doc/{doc_id}?lines=START-END&raw=true` (both optional).
+/// Parses `cairn://doc/{doc_id}?lines=START-END&raw=true&version=V` (each optional).
 fn parse_doc_uri(uri: &str) -> Option<SpanRequest> {
     let rest = uri.strip_prefix(DOC_URI)?;
     let (id, query) = rest.split_once('?').unwrap_or((rest, ""));
@@ -196,6 +208,7 @@ fn parse_doc_uri(uri: &str) -> Option<SpanRequest> {
                 span.end = Some(b.into());
             }
             "raw" => span.raw = matches!(&*v, "1" | "true"),
+            "version" => span.index_version = Some(cairn_index::IndexVersion::parse(&v).ok()?),
             _ => return None,
         }
     }
@@ -225,7 +238,7 @@ impl ServerHandler for CairnMcp {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let who = caller(&context);
+        let (who, _) = caller(&context);
         let catalog = toolkit_catalog(&self.live.current().version(who.groups()));
         Ok(ListToolsResult::with_all_items(tools(who.admin, &catalog)))
     }
@@ -235,11 +248,11 @@ impl ServerHandler for CairnMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let who = caller(&context);
+        let (who, anonymous) = caller(&context);
         let args = Value::Object(request.arguments.unwrap_or_default());
         let started = Instant::now();
         let outcome = tokio::select! {
-            r = self.run_tool(&request.name, args, &who) => r,
+            r = self.run_tool(&request.name, args, &who, anonymous) => r,
             // The client gave up: stop waiting (a job already running finishes, unread).
             () = context.ct.cancelled() => {
                 tracing::info!(tool = %request.name, "tool call cancelled by the client");
@@ -262,7 +275,7 @@ impl ServerHandler for CairnMcp {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let who = caller(&context);
+        let (who, _) = caller(&context);
         let engine = self.live.current();
         let start: usize = request
             .and_then(|r| r.cursor)
@@ -293,9 +306,9 @@ impl ServerHandler for CairnMcp {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         Ok(ListResourceTemplatesResult::with_all_items(vec![
-            ResourceTemplate::new(format!("{DOC_URI}{{doc_id}}{{?lines,raw}}"), "passage")
+            ResourceTemplate::new(format!("{DOC_URI}{{doc_id}}{{?lines,raw,version}}"), "passage")
                 .with_description(
-                    "Lines of an indexed file: doc_id as search returns it, percent-encoded but for `/` (a `?`, `#` or `%` in a path must be encoded), lines=START-END (at most 400). A notebook comes as its cells (markdown) unless raw=true.",
+                    "Lines of an indexed file: doc_id as search returns it, percent-encoded but for `/` (a `?`, `#` or `%` in a path must be encoded), lines=START-END (at most 400). A notebook comes as its cells (markdown) unless raw=true. version=V reads a kept earlier index version (as cited).",
                 )
                 .with_mime_type("text/plain"),
         ]))
@@ -306,7 +319,7 @@ impl ServerHandler for CairnMcp {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let who = caller(&context);
+        let (who, _) = caller(&context);
         let span = parse_doc_uri(&request.uri).ok_or_else(|| {
             McpError::invalid_params(
                 format!(
@@ -317,15 +330,18 @@ impl ServerHandler for CairnMcp {
             )
         })?;
         let engine = self.live.current();
-        let r = engine.retrieve(&span, who.groups.as_deref()).map_err(|e| {
-            let e = ApiError::from(e);
-            let data = Some(json!({ "code": e.code, "field": e.field }));
-            if e.code == Code::NotFound {
-                McpError::resource_not_found(e.detail, data)
-            } else {
-                McpError::invalid_params(e.detail, data)
-            }
-        })?;
+        let earlier = |v: &cairn_index::IndexVersion| self.live.engine(v);
+        let r = engine
+            .retrieve_cited(&span, who.groups.as_deref(), &earlier)
+            .map_err(|e| {
+                let e = ApiError::from(e);
+                let data = Some(json!({ "code": e.code, "field": e.field }));
+                if e.code == Code::NotFound {
+                    McpError::resource_not_found(e.detail, data)
+                } else {
+                    McpError::invalid_params(e.detail, data)
+                }
+            })?;
         let mime = match r.text_format {
             TextFormat::Raw => "text/plain",
             TextFormat::NotebookCells => "text/markdown",
@@ -384,6 +400,9 @@ pub fn http_transport(live: Arc<LiveIndex>, pool: CpuPool, opts: McpOptions) -> 
                 use actix_web::HttpMessage;
                 if let Some(c) = req.extensions().get::<Caller>() {
                     ext.insert(c.clone());
+                }
+                if req.extensions().contains::<Anonymous>() {
+                    ext.insert(Anonymous);
                 }
             },
         )

@@ -24,6 +24,9 @@ use std::time::{Duration, Instant};
 /// operator sets another: an unknown `kid` (a rotated key, or a forged
 /// token) refreshes at most this often.
 pub const DEFAULT_KEY_REFRESH: Duration = Duration::from_secs(30);
+/// Keys older than this are fetched again on the next token that names
+/// them, so a key its issuer withdrew stops verifying within this time.
+pub const MAX_KEY_AGE: Duration = Duration::from_secs(3600);
 /// How long one metadata or key fetch may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 /// The most bytes read from a metadata document or a key set.
@@ -65,6 +68,11 @@ pub enum OAuthError {
     /// An issuer is not an http(s) URL.
     #[error("--oauth-issuer {0:?} must be an https URL (http on loopback only)")]
     Issuer(String),
+    /// The scope is not one RFC 6749 scope token.
+    #[error(
+        "--oauth-scope {0:?} must be one scope token (printable ASCII without space, quote or backslash)"
+    )]
+    Scope(String),
 }
 
 /// What a presented access token is.
@@ -91,6 +99,8 @@ struct Keys {
     set: Vec<Jwk>,
     /// When they were last fetched (or tried), for the refresh bound.
     fetched: Option<Instant>,
+    /// When `set` was last loaded, for its age.
+    loaded: Option<Instant>,
 }
 
 /// The resource server: trusted issuers, their keys and the checks.
@@ -124,16 +134,16 @@ impl OAuthSettings {
         if !matches!(u.scheme(), "http" | "https") || !origin_only || !u.has_host() {
             return Err(OAuthError::PublicUrl(u.to_string()));
         }
-        for i in &self.issuers {
-            let ok = url::Url::parse(i).is_ok_and(|u| match u.scheme() {
-                "https" => true,
-                // Loopback issuers are for tests and local development.
-                "http" => matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]")),
-                _ => false,
-            });
-            if !ok {
-                return Err(OAuthError::Issuer(i.clone()));
-            }
+        if let Some(i) = self.issuers.iter().find(|i| !https_or_loopback(i)) {
+            return Err(OAuthError::Issuer(i.clone()));
+        }
+        // RFC 6749 §3.3 scope-token: it is quoted into WWW-Authenticate.
+        if let Some(s) = &self.scope
+            && !s
+                .bytes()
+                .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
+        {
+            return Err(OAuthError::Scope(s.clone()));
         }
         Ok(())
     }
@@ -212,6 +222,7 @@ impl ResourceServer {
                 tracing::info!(issuer = %issuer.id, keys = set.len(), "authorization server keys loaded");
                 let mut keys = issuer.keys.lock().unwrap_or_else(|p| p.into_inner());
                 keys.set = set;
+                keys.loaded = Some(Instant::now());
                 true
             }
             Err(why) => {
@@ -241,6 +252,9 @@ impl ResourceServer {
                 .get("jwks_uri")
                 .and_then(Value::as_str)
                 .ok_or_else(|| format!("{url} has no jwks_uri"))?;
+            if !https_or_loopback(jwks_uri) {
+                return Err(format!("{url}: jwks_uri {jwks_uri:?} is not https"));
+            }
             let set: JwkSet = serde_json::from_value(self.get_json(jwks_uri)?)
                 .map_err(|e| format!("{jwks_uri}: {e}"))?;
             return Ok(set.keys);
@@ -267,10 +281,11 @@ impl ResourceServer {
         serde_json::from_slice(&body).map_err(|e| e.to_string())
     }
 
-    /// The trusted issuer (its index) whose keys `token` names a key not
-    /// known yet, read without checking the signature: the cue to
-    /// [`Self::refresh`] that issuer before [`Self::check`].
-    pub fn unknown_key(&self, token: &str) -> Option<usize> {
+    /// The trusted issuer (its index) whose keys should be fetched before
+    /// `token` is judged: it names a key not known yet, or the keys are
+    /// older than [`MAX_KEY_AGE`] (a withdrawn key stops verifying). Read
+    /// without checking the signature; [`Self::refresh`] bounds the rate.
+    pub fn wants_refresh(&self, token: &str) -> Option<usize> {
         let header = jsonwebtoken::decode_header(token).ok()?;
         let claims = jsonwebtoken::dangerous::insecure_decode_claims::<Value>(token).ok()?;
         let iss = claims.get("iss").and_then(Value::as_str)?;
@@ -279,9 +294,9 @@ impl ResourceServer {
             .keys
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        pick_key(&keys.set, header.kid.as_deref(), header.alg)
-            .is_none()
-            .then_some(i)
+        let stale = keys.loaded.is_none_or(|t| t.elapsed() > MAX_KEY_AGE);
+        let unknown = pick_key(&keys.set, header.kid.as_deref(), header.alg).is_none();
+        (stale || unknown).then_some(i)
     }
 
     /// Checks a bearer token: a JWT signed by a trusted issuer's key, not
@@ -304,6 +319,16 @@ impl ResourceServer {
                 | Algorithm::ES384
                 | Algorithm::EdDSA
         ) {
+            return TokenCheck::Invalid;
+        }
+        // RFC 9068 access tokens are `at+jwt`; many servers still write `JWT`.
+        // Any other type (a logout token, say) is not an access token.
+        let typ_ok = header.typ.as_deref().is_none_or(|t| {
+            ["at+jwt", "application/at+jwt", "jwt"]
+                .iter()
+                .any(|ok| t.eq_ignore_ascii_case(ok))
+        });
+        if !typ_ok {
             return TokenCheck::Invalid;
         }
         // The issuer picks the keys; the signature check below is what trusts it.
@@ -335,30 +360,28 @@ impl ResourceServer {
             return TokenCheck::Invalid;
         };
         let claims = data.claims;
+        // RFC 9068 §3 / RFC 8707: the audience is `aud`, and only `aud`.
         let mine = [self.settings.resource(), self.settings.mcp_resource()];
-        let names_me = |c: &str| strings(claims.get(c)).iter().any(|a| mine.contains(a));
-        if !names_me("aud") && !names_me("resource") {
+        if !strings(claims.get("aud")).iter().any(|a| mine.contains(a)) {
             return TokenCheck::Invalid;
         }
         if let Some(scope) = &self.settings.scope {
-            let granted = match claims.get("scope") {
-                Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
-                // Entra ID writes `scp`, as a string or a list.
-                _ => strings(claims.get("scp"))
-                    .iter()
-                    .flat_map(|s| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
-                    .collect::<Vec<_>>(),
-            };
+            // `scope` (RFC 9068) or Entra ID's `scp`, each a space-separated string or a list.
+            let granted: Vec<String> = ["scope", "scp"]
+                .iter()
+                .flat_map(|c| strings(claims.get(*c)))
+                .flat_map(|s| s.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+                .collect();
             if !granted.iter().any(|g| g == scope) {
                 return TokenCheck::InsufficientScope;
             }
         }
         let groups = strings(claims.get(&self.settings.groups_claim));
-        let name = claims
-            .get("sub")
-            .and_then(Value::as_str)
-            .map(|s| format!("oauth:{s}"))
-            .unwrap_or_else(|| "oauth".to_owned());
+        // Subjects are unique per issuer only: the name (and rate budget) holds both.
+        let name = match claims.get("sub").and_then(Value::as_str) {
+            Some(sub) => format!("oauth:{}#{sub}", issuer.id),
+            None => format!("oauth:{}", issuer.id),
+        };
         TokenCheck::Valid(Caller {
             name,
             admin: groups.contains(&self.settings.admin_group),
@@ -402,6 +425,15 @@ impl ResourceServer {
     }
 }
 
+/// An https URL, or http on a loopback host (tests and local development).
+fn https_or_loopback(url: &str) -> bool {
+    url::Url::parse(url).is_ok_and(|u| match u.scheme() {
+        "https" => true,
+        "http" => matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]")),
+        _ => false,
+    })
+}
+
 /// Where an issuer's metadata may be: RFC 8414's well-known URI (inserted
 /// before the issuer's path), then OpenID discovery (appended, and inserted).
 fn metadata_urls(issuer: &str) -> Vec<String> {
@@ -420,10 +452,16 @@ fn metadata_urls(issuer: &str) -> Vec<String> {
 /// The key a token names: by `kid`, or the only key for its algorithm when it names none.
 fn pick_key(set: &[Jwk], kid: Option<&str>, alg: Algorithm) -> Option<Jwk> {
     let fits = |k: &&Jwk| {
-        // A key that states its algorithm is used for that one only.
-        k.common
-            .key_algorithm
-            .is_none_or(|a| a.to_string() == format!("{alg:?}"))
+        // A key that states its algorithm is used for that one only, and an
+        // encryption key never verifies a signature.
+        let for_signing = !matches!(
+            k.common.public_key_use,
+            Some(jsonwebtoken::jwk::PublicKeyUse::Encryption)
+        );
+        for_signing
+            && k.common
+                .key_algorithm
+                .is_none_or(|a| a.to_string() == format!("{alg:?}"))
     };
     match kid {
         Some(kid) => set
@@ -457,6 +495,7 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn metadata_is_looked_for_where_rfc_8414_and_openid_put_it() {
@@ -472,6 +511,26 @@ mod tests {
             metadata_urls("https://tenant.auth0.com/")[0],
             "https://tenant.auth0.com/.well-known/oauth-authorization-server"
         );
+    }
+
+    #[test]
+    fn encryption_keys_and_keys_for_other_algorithms_never_verify() {
+        let rsa = |kid: &str, extra: Value| {
+            let mut k = json!({"kty": "RSA", "kid": kid, "n": "sXch", "e": "AQAB"});
+            if let (Some(k), Some(e)) = (k.as_object_mut(), extra.as_object()) {
+                k.extend(e.clone());
+            }
+            serde_json::from_value::<Jwk>(k).expect("jwk")
+        };
+        let pick = |set: &[Jwk], kid| pick_key(set, kid, Algorithm::RS256).is_some();
+        assert!(!pick(&[rsa("a", json!({"use": "enc"}))], Some("a")));
+        assert!(!pick(&[rsa("a", json!({"alg": "RS512"}))], Some("a")));
+        let signing = [rsa("a", json!({"use": "sig", "alg": "RS256"}))];
+        assert!(pick(&signing, Some("a")));
+        assert!(!pick(&signing, Some("b")));
+        // Without a kid, only a single fitting key is taken.
+        assert!(pick(&signing, None));
+        assert!(!pick(&[rsa("a", json!({})), rsa("b", json!({}))], None));
     }
 
     #[test]
@@ -508,6 +567,12 @@ mod tests {
             s("https://cairn.example.org", "http://127.0.0.1:9")
                 .validate()
                 .is_ok()
+        );
+        let mut quoted = s("https://cairn.example.org", "https://id.example.org");
+        quoted.scope = Some("a\" b".to_owned());
+        assert!(
+            quoted.validate().is_err(),
+            "a scope is quoted into a header"
         );
         let rs = ResourceServer::new(s("https://cairn.example.org/", "https://id.example.org"))
             .expect("rs");

@@ -330,13 +330,30 @@ fn chatgpt_search_then_fetch_reads_the_cited_version() {
         let gone = call(&client, "fetch", json!({"id": id})).await;
         assert_eq!(gone.is_error, Some(true));
         assert_eq!(gone.structured_content.as_ref().expect("s")["code"], "version_gone");
+
+        // A later version restricts alpha to team-a: lines this caller cited
+        // from the earlier version are hidden too, not read from it.
+        let found = only_text(&call(&client, "search", json!({"query": "fit_model"})).await);
+        let id2 = found["results"][0]["id"].as_str().expect("id").to_owned();
+        let v2 = id2.split('/').next().expect("version").to_owned();
+        w.write_config("    groups: [team-a]\n");
+        assert!(w.build("out", &[]).status.success());
+        let started = std::time::Instant::now();
+        while call(&client, "version", json!({})).await.structured_content.as_ref().expect("s")["index_version"] == v2.as_str() {
+            assert!(started.elapsed() < std::time::Duration::from_secs(20), "never swapped");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let hidden = call(&client, "fetch", json!({"id": id2})).await;
+        assert_eq!(hidden.structured_content.as_ref().expect("s")["code"], "not_found", "{}", text(&hidden));
+        let pinned = call(&client, "retrieve", json!({"doc_id": "science/alpha/src/alpha/core.py", "index_version": v2})).await;
+        assert_eq!(pinned.structured_content.as_ref().expect("s")["code"], "not_found");
         client.cancel().await.expect("close");
     });
     // The same over HTTP: 410 with a problem body.
     let (status, body) = crate::serve_process::get_json(
         &server.url(&format!(
             "/fetch?id={}",
-            "0123456789abcdef%2Fscience%2Falpha%2FREADME.md%23L1-L2"
+            "0123456789abcdef%2Ftools%2Fbeta%2FREADME.md%23L1-L2"
         )),
         &token,
     );

@@ -292,12 +292,6 @@ fn access_tokens_are_checked_as_the_mcp_authorization_spec_asks() {
     // The server's own resource works as audience too.
     let api = key.sign(&claims(json!({"aud": public})));
     assert_eq!(get(&server.url("/version"), Some(&bearer(&api))).0, 200);
-    // `resource` instead of `aud` (RFC 8707) names this server as well.
-    let by_resource = key.sign(&claims(json!({"aud": null, "resource": mcp_resource})));
-    assert_eq!(
-        get(&server.url("/version"), Some(&bearer(&by_resource))).0,
-        200
-    );
     // And MCP takes it.
     let (status, _, answer) = mcp_post(&server.url("/mcp"), Some(&team), &[], &init);
     assert_eq!(
@@ -319,11 +313,31 @@ fn access_tokens_are_checked_as_the_mcp_authorization_spec_asks() {
             b(claims(json!({})))
         )
     };
+    let typed = |typ: &str| {
+        let mut h = Header::new(Algorithm::RS256);
+        h.kid = Some(key.kid.clone());
+        h.typ = Some(typ.to_owned());
+        let pem = EncodingKey::from_rsa_pem(key.pem.as_bytes()).expect("pem");
+        encode(&h, &claims(json!({})), &pem).expect("sign")
+    };
+    let at_jwt = typed("at+jwt");
+    assert_eq!(
+        get(&server.url("/version"), Some(&bearer(&at_jwt))).0,
+        200,
+        "RFC 9068's type"
+    );
     for (why, token) in [
         (
             "another resource",
             key.sign(&claims(json!({"aud": "https://other.example/mcp"}))),
         ),
+        (
+            "`resource` is not the audience",
+            key.sign(&claims(
+                json!({"aud": "https://other.example", "resource": mcp_resource}),
+            )),
+        ),
+        ("not an access token", typed("logout+jwt")),
         ("no audience", key.sign(&claims(json!({"aud": null})))),
         ("expired", key.sign(&claims(json!({"exp": now() - 3600})))),
         ("another issuer", key.sign(&other_issuer)),
@@ -346,15 +360,19 @@ fn access_tokens_are_checked_as_the_mcp_authorization_spec_asks() {
         let (status, _, _) = mcp_post(&server.url("/mcp"), Some(&token), &[], &init);
         assert_eq!(status, 401, "{why} over MCP");
     }
-    // A valid token in the query string is never accepted.
-    let (status, _, body) = get(&server.url(&format!("/version?access_token={team}")), None);
-    assert_eq!(status, 401, "{body}");
-    assert!(
-        body["detail"]
-            .as_str()
-            .is_some_and(|d| d.contains("query string")),
+    // A valid token in the query string is never accepted, with or without a header.
+    let in_url = server.url(&format!("/version?access_token={team}"));
+    let (status, challenge, body) = get(&in_url, None);
+    assert_eq!(
+        (status, body["field"].as_str()),
+        (400, Some("access_token")),
         "{body}"
     );
+    assert!(
+        challenge.ends_with("error=\"invalid_request\""),
+        "{challenge}"
+    );
+    assert_eq!(get(&in_url, Some(&bearer(&team))).0, 400);
     // Without the scope: 403 insufficient_scope, naming the scope.
     let narrow = key.sign(&claims(json!({"scope": "openid"})));
     let (status, challenge, body) = get(&server.url("/version"), Some(&bearer(&narrow)));
@@ -666,6 +684,13 @@ fn public_read_answers_anonymous_callers_with_public_documents_only() {
             .is_some_and(|h| !h.is_empty() && h.iter().all(|h| h["repo"] != "alpha")),
         "{body}"
     );
+    // Anonymous over MCP is anonymous too: health gives what /health gives, no repository names.
+    let health = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "health", "arguments": {}}});
+    let v = [("MCP-Protocol-Version", "2025-06-18")];
+    let (_, _, answer) = mcp_post(&server.url("/mcp"), None, &v, &health);
+    let (_, _, http_health) = get(&server.url("/health"), None);
+    assert_eq!(http_health["docs_by_repo"], json!({}), "{http_health}");
+    assert_eq!(answer["result"]["structuredContent"], http_health, "{answer}");
     let (status, _, body) = get(
         &server.url("/search?query=fit_model&limit=50"),
         Some(&format!("Bearer {team}")),

@@ -34,14 +34,7 @@ pub fn build_shard(
     let started = Instant::now();
     let plan = plan(opts)?;
     let embedder = load_model(opts, &plan.settings)?;
-    let configs: Vec<&RepoConfig> = plan
-        .registry
-        .repos
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| shard.takes(*i))
-        .map(|(_, r)| r)
-        .collect();
+    let configs: Vec<&RepoConfig> = shard.select(&plan.registry);
     let repos = if configs.is_empty() {
         Vec::new()
     } else {

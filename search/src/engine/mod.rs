@@ -11,6 +11,7 @@ mod search;
 mod text;
 mod tree;
 
+pub use retrieve::Earlier;
 pub(crate) use search::evidence;
 
 use crate::links::blob_link;
@@ -216,6 +217,12 @@ impl Engine {
             blob_link(web, branch, &d.path, span),
             blob_link(web, commit, &d.path, span),
         )
+    }
+
+    /// Whether the caller may read `doc_id` in this version (`NotFound` when
+    /// not, exactly as for a missing document).
+    pub fn visible(&self, doc_id: &str, groups: Option<&[String]>) -> Result<(), SearchError> {
+        self.visible_doc(doc_id, groups).map(|_| ())
     }
 
     fn visible_doc(&self, doc_id: &str, groups: Option<&[String]>) -> Result<u32, SearchError> {

@@ -3,16 +3,54 @@
 
 use super::*;
 
+/// How a live engine finds the earlier version a cited span names.
+pub type Earlier<'a> = &'a dyn Fn(&IndexVersion) -> Result<Arc<Engine>, SearchError>;
+
 impl Engine {
     /// Lines `start..=end` of a document, clamped to its end, to
     /// [`MAX_SPAN_LINES`] lines and to [`MAX_TEXT_BYTES`] bytes of text (whole
     /// lines): the exact bytes, or a notebook's cells unless `raw` is asked.
+    /// A span naming another `index_version` is read from it, opened from
+    /// this engine's root ([`Engine::retrieve_cited`] takes open ones).
     pub fn retrieve(
         &self,
         req: &SpanRequest,
         groups: Option<&[String]>,
     ) -> Result<RetrieveResponse, SearchError> {
-        self.retrieve_within(req, groups, MAX_TEXT_BYTES)
+        self.retrieve_cited(req, groups, &|v| self.open_version(v).map(Arc::new))
+    }
+
+    /// [`Engine::retrieve`], finding earlier versions with `earlier`. Their
+    /// lines are read only while the caller may read the document in this
+    /// (the live) version: a document whose groups were tightened, or that
+    /// was removed, is not read from an older version either.
+    pub fn retrieve_cited(
+        &self,
+        req: &SpanRequest,
+        groups: Option<&[String]>,
+        earlier: Earlier<'_>,
+    ) -> Result<RetrieveResponse, SearchError> {
+        match self.cited_engine(req, groups, earlier)? {
+            Some(e) => e.retrieve_within(req, groups, MAX_TEXT_BYTES),
+            None => self.retrieve_within(req, groups, MAX_TEXT_BYTES),
+        }
+    }
+
+    /// The earlier engine `req` names, after checking the caller may read
+    /// the document now; `None` when it names this version or none.
+    fn cited_engine(
+        &self,
+        req: &SpanRequest,
+        groups: Option<&[String]>,
+        earlier: Earlier<'_>,
+    ) -> Result<Option<Arc<Engine>>, SearchError> {
+        match &req.index_version {
+            Some(v) if *v != self.snap.version => {
+                self.visible_doc(&req.doc_id, groups)?;
+                Ok(Some(earlier(v)?))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// [`Engine::retrieve`] with at most `budget` bytes of text.
@@ -97,6 +135,17 @@ impl Engine {
         items: &[SpanRequest],
         groups: Option<&[String]>,
     ) -> Result<Vec<Result<RetrieveResponse, SearchError>>, SearchError> {
+        self.retrieve_batch_cited(items, groups, &|v| self.open_version(v).map(Arc::new))
+    }
+
+    /// [`Engine::retrieve_batch`], finding earlier versions with `earlier`
+    /// (as [`Engine::retrieve_cited`] does, within the batch's one budget).
+    pub fn retrieve_batch_cited(
+        &self,
+        items: &[SpanRequest],
+        groups: Option<&[String]>,
+        earlier: Earlier<'_>,
+    ) -> Result<Vec<Result<RetrieveResponse, SearchError>>, SearchError> {
         if items.is_empty() || items.len() > MAX_BATCH {
             return Err(invalid(
                 "items",
@@ -113,7 +162,10 @@ impl Engine {
                         format!("the batch's {MAX_TEXT_BYTES} bytes of text are used up; ask for fewer or shorter spans"),
                     ));
                 }
-                let r = self.retrieve_within(item, groups, left)?;
+                let r = match self.cited_engine(item, groups, earlier)? {
+                    Some(e) => e.retrieve_within(item, groups, left)?,
+                    None => self.retrieve_within(item, groups, left)?,
+                };
                 left = left.saturating_sub(r.text.len());
                 Ok(r)
             })

@@ -422,11 +422,11 @@ async fn authenticate(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody + 'static>>, Error> {
     // An access token signed by a key its issuer has not shown us yet (a
-    // rotation): fetch the issuer's keys off this thread, at most once per
-    // key-refresh interval, before judging the token.
+    // rotation), or keys past their age: fetch the issuer's keys off this
+    // thread, at most once per key-refresh interval, before judging the token.
     if let Some(state) = req.app_data::<web::Data<AppState>>()
         && let Some(rs) = state.auth.oauth()
-        && let Some(i) = bearer(&req).and_then(|t| rs.unknown_key(t))
+        && let Some(i) = bearer(&req).and_then(|t| rs.wants_refresh(t))
     {
         let state = state.clone();
         let _ = web::block(move || state.auth.oauth().map(|rs| rs.refresh(i))).await;
@@ -499,10 +499,7 @@ pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
         .any(|a| a.eq_ignore_ascii_case(name) || a.eq_ignore_ascii_case(host))
 }
 
-/// Marks a request that presented no valid credentials (a public route's
-/// anonymous caller), so handlers need not check credentials again.
-#[derive(Clone, Copy, Debug)]
-pub struct Anonymous;
+pub use crate::ops::Anonymous;
 
 /// The caller of `req` (and whether it is anonymous), or why it may not proceed.
 fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
@@ -562,13 +559,18 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    if presented.is_none() && has_query_token(req) {
+    if has_query_token(req) {
         // RFC 6750 §2.3 tokens in URLs end up in logs and Referer headers:
-        // never accepted, and said so rather than answered as anonymous.
-        return Err(ApiError::new(
-            Code::Unauthorized,
+        // never accepted, with or without a header, and said so (400
+        // invalid_request, §3.1) rather than answered as anonymous.
+        let e = ApiError::malformed(
+            Some("access_token".to_owned()),
             "a token in the query string is never accepted: send it in the Authorization header",
-        ));
+        );
+        return Err(match state.auth.oauth() {
+            Some(rs) => e.challenge(rs.challenge(req.path(), Some("invalid_request"))),
+            None => e,
+        });
     }
     let mut verdict = state.auth.check(presented);
     // A page without a bearer token may carry a signed-in session's cookie.

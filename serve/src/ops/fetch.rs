@@ -78,12 +78,11 @@ impl Op for Fetch {
 
     fn run(args: FetchArgs, call: &Call) -> Result<FetchResponse, ApiError> {
         let id = PassageId::parse(&args.id).map_err(|e| ApiError::invalid("id", e.to_string()))?;
-        let engine = call.engine_at(Some(&id.version))?;
         let span = SpanRequest {
             index_version: Some(id.version.clone()),
             ..SpanRequest::lines(id.doc_id.as_str(), id.span.start.into(), id.span.end.into())
         };
-        let r = engine.retrieve(&span, call.caller.groups())?;
+        let r = call.retrieve(&span)?;
         let lines = cairn_index::LineSpan {
             start: r.start_line,
             end: r.end_line,

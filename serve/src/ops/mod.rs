@@ -31,7 +31,7 @@ pub mod version;
 use crate::pool::CpuPool;
 use crate::problem::{ApiError, parse_json};
 use cairn_index::IndexVersion;
-use cairn_search::{Caller, Engine, SearchError};
+use cairn_search::{Caller, Engine, RetrieveResponse, SearchError, SpanRequest};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -73,6 +73,8 @@ pub struct Cited {
     pub end: u32,
     /// What to call it.
     pub title: String,
+    /// The index version that cited it.
+    pub version: String,
 }
 
 /// What an operation is and where it is offered.
@@ -278,6 +280,12 @@ pub fn new_trace_id() -> String {
     hex::encode(b)
 }
 
+/// Marks a request that presented no valid credentials (a public route's
+/// or `--public-read`'s anonymous caller): the HTTP middleware sets it,
+/// handlers and MCP calls read it into [`Call::anonymous`].
+#[derive(Clone, Copy, Debug)]
+pub struct Anonymous;
+
 /// Everything one call needs besides its arguments.
 #[derive(Clone)]
 pub struct Call {
@@ -326,13 +334,20 @@ impl Call {
         }
     }
 
-    /// The engine answering for `version` (`None`: the one serving now).
-    pub fn engine_at(&self, version: Option<&IndexVersion>) -> Result<Arc<Engine>, ApiError> {
-        match (version, &self.versions) {
-            (None, _) => Ok(Arc::clone(&self.engine)),
-            (Some(v), _) if *v == self.engine.snapshot().version => Ok(Arc::clone(&self.engine)),
-            (Some(v), Some(versions)) => Ok(versions.engine(v)?),
-            (Some(v), None) => Ok(Arc::new(self.engine.open_version(v)?)),
+    /// The lines `span` asks for, from the version it names (default: the
+    /// one serving now; see [`Engine::retrieve_cited`]).
+    pub fn retrieve(&self, span: &SpanRequest) -> Result<RetrieveResponse, ApiError> {
+        let groups = self.caller.groups();
+        Ok(self
+            .engine
+            .retrieve_cited(span, groups, &|v| self.earlier(v))?)
+    }
+
+    /// An earlier version's engine: the server's open ones, or opened now (the CLI).
+    pub fn earlier(&self, version: &IndexVersion) -> Result<Arc<Engine>, SearchError> {
+        match &self.versions {
+            Some(versions) => versions.engine(version),
+            None => self.engine.open_version(version).map(Arc::new),
         }
     }
 

@@ -29,8 +29,7 @@ impl Op for Retrieve {
     };
 
     fn run(span: SpanRequest, call: &Call) -> Result<RetrieveResponse, ApiError> {
-        let engine = call.engine_at(span.index_version.as_ref())?;
-        Ok(engine.retrieve(&span, call.caller.groups())?)
+        call.retrieve(&span)
     }
 
     fn text(r: &RetrieveResponse) -> String {

@@ -77,6 +77,8 @@ impl Op for RetrieveBatch {
         tag: "retrieve",
         description: "Like retrieve (retrievePassage) for up to 50 spans; each item succeeds or fails on its own. Together at most 48,000 bytes of text.",
         answers: "One result per item; each succeeds or fails alone",
+        // An item citing a kept version may open (and verify) it first.
+        on_cpu: true,
         ..Meta::READ
     };
 
@@ -84,7 +86,7 @@ impl Op for RetrieveBatch {
     fn run(a: BatchArgs, call: &Call) -> Result<BatchResponse, ApiError> {
         let items = call
             .engine
-            .retrieve_batch(&a.items, call.caller.groups())?
+            .retrieve_batch_cited(&a.items, call.caller.groups(), &|v| call.earlier(v))?
             .into_iter()
             .map(|r| match r {
                 Ok(p) => BatchItem {

@@ -99,6 +99,7 @@ impl Op for Search {
                 start: h.start_line,
                 end: h.end_line,
                 title: h.citation().title,
+                version: h.index_version.clone(),
             })
             .collect()
     }
