@@ -289,6 +289,11 @@ pub struct EvalArgs {
     /// `runtime`; it then counts 1, so the figures show what it adds.
     #[arg(long, value_name = "PRIOR")]
     pub without_prior: Vec<String>,
+    /// Walk the version's HNSW graphs (if it has them) for callers who may
+    /// search at least this many vector rows (default 100,000; 0: always):
+    /// to measure approximate search on a small index.
+    #[arg(long, value_name = "ROWS")]
+    pub exact_below: Option<usize>,
 }
 
 /// How much CPU work a server takes on, shared by `serve` and `mcp`.

@@ -26,6 +26,9 @@ pub enum WriteError {
     /// tantivy failed.
     #[error("tantivy: {0}")]
     Tantivy(#[from] tantivy::TantivyError),
+    /// The approximate-search graph could not be built.
+    #[error(transparent)]
+    Ann(#[from] crate::ann::AnnError),
     /// Fewer vectors than chunks and subchunks.
     #[error("{missing} rows of vectors are missing for the chunks and subchunks given")]
     MissingRows {
@@ -62,6 +65,8 @@ pub struct VersionBuilder {
     subchunks: Vec<SubchunkRecord>,
     vectors: Vec<u8>,
     subchunk_vectors: Vec<u8>,
+    /// Whether to write the approximate-search graphs.
+    graphs: bool,
 }
 
 impl VersionBuilder {
@@ -98,6 +103,7 @@ impl VersionBuilder {
             subchunks: Vec::new(),
             vectors: Vec::new(),
             subchunk_vectors: Vec::new(),
+            graphs: false,
         })
     }
 
@@ -180,6 +186,14 @@ impl VersionBuilder {
         self.subchunks.len()
     }
 
+    /// Also writes HNSW graphs over the chunk and subchunk vectors
+    /// ([`crate::ann`]) for approximate search; the builder asks for them
+    /// on versions large enough for an exact scan to cost.
+    pub fn with_graphs(mut self, graphs: bool) -> Self {
+        self.graphs = graphs;
+        self
+    }
+
     /// Writes the remaining files, records every checksum in `manifest`, and
     /// renames the folder into `versions/`. CURRENT is not touched.
     pub fn seal(mut self, manifest: Manifest) -> Result<VersionDir, WriteError> {
@@ -190,6 +204,19 @@ impl VersionBuilder {
         self.writer.write_bytes(files::VECTORS, &self.vectors)?;
         self.writer
             .write_bytes(files::SUBCHUNK_VECTORS, &self.subchunk_vectors)?;
+        if self.graphs {
+            let chunk_doc: Vec<u32> = self.chunks.iter().map(|c| c.doc).collect();
+            let subchunk_chunk: Vec<u32> = self.subchunks.iter().map(|s| s.chunk).collect();
+            crate::ann::write(
+                self.writer.dir().path(),
+                &self.docs,
+                &chunk_doc,
+                &subchunk_chunk,
+                &crate::vectors::decode(&self.vectors),
+                &crate::vectors::decode(&self.subchunk_vectors),
+                manifest.model.dim,
+            )?;
+        }
         Ok(self.writer.seal(manifest)?)
     }
 }

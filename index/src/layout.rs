@@ -101,6 +101,9 @@ pub mod files {
     pub const TRIGRAMS: &str = "trigrams.bin";
     /// What each document defines (format 5 on).
     pub const DEFINITIONS: &str = "definitions.json";
+    /// The approximate-search graphs' partitions, when the version has graphs
+    /// (`ann-<i>-chunks.usearch`, `ann-<i>-subchunks.usearch` each).
+    pub const ANN: &str = crate::ann::PARTITIONS;
 }
 
 /// The folder of one version (published, or still being written).

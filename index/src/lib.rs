@@ -12,6 +12,7 @@
 //! (`cairn-pipeline`) and the server depend on it, never the reverse.
 
 pub mod analyzer;
+pub mod ann;
 pub mod builder;
 pub mod definitions;
 pub mod ids;

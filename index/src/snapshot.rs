@@ -1,6 +1,7 @@
 //! Opening a published version for reading: everything a searcher needs,
 //! checked once at open.
 
+use crate::ann::Graphs;
 use crate::layout::{LayoutError, files};
 use crate::manifest::TRIGRAMS_SINCE;
 use crate::schema::ChunkSchema;
@@ -71,6 +72,9 @@ pub struct Snapshot {
     pub trigrams: Option<Trigrams<Mmap>>,
     /// What each document defines (format 5 on; empty for older versions).
     pub definitions: Vec<DefinitionRecord>,
+    /// HNSW graphs over the chunk and subchunk vectors, when the builder
+    /// wrote them (large versions); `None` means search scans exactly.
+    pub ann: Option<Graphs>,
     by_id: HashMap<DocId, u32>,
     lines: Vec<LineIndex>,
     content: Mmap,
@@ -217,6 +221,11 @@ impl Snapshot {
             }
         };
 
+        // Every concurrent search holds one slot of each graph it walks.
+        let threads = std::thread::available_parallelism().map_or(4, |n| n.get() * 2);
+        let ann = crate::ann::open(path, &vectors, &subchunk_vectors, threads)
+            .map_err(|e| inconsistent(e.to_string()))?;
+
         let index = tantivy::Index::open_in_dir(path.join(files::TANTIVY))?;
         ChunkSchema::register_analyzers(&index);
         let reader = index
@@ -237,6 +246,7 @@ impl Snapshot {
             schema: ChunkSchema::new(),
             trigrams,
             definitions,
+            ann,
             by_id,
             lines,
             content,

@@ -184,6 +184,20 @@ pub fn verify_version(
             Err(e) => problems.push(format!("{file}: {e}")),
         }
     }
+    // The graphs, when there are any, must be over exactly these rows.
+    let vectors = |f: &str| {
+        crate::vectors::Vectors::open(&dir.file(f), manifest.model.dim)
+            .map_err(|e| format!("{f}: {e}"))
+    };
+    if dir.file(files::ANN).exists() {
+        let opened = vectors(files::VECTORS).and_then(|c| {
+            let s = vectors(files::SUBCHUNK_VECTORS)?;
+            crate::ann::open(dir.path(), &c, &s, 1).map_err(|e| e.to_string())
+        });
+        if let Err(e) = opened {
+            problems.push(e);
+        }
+    }
     let counts = &manifest.counts;
     if counts.docs != docs.len()
         || counts.chunks != chunks.len()

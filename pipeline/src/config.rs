@@ -701,6 +701,18 @@ pub struct BuildSettings {
     /// when independent, so indexes built before this setting keep their version.
     #[serde(skip_serializing_if = "SubchunkVectors::is_independent")]
     pub subchunk_vectors: SubchunkVectors,
+    /// Versions with at least this many vector rows (chunks and subchunks)
+    /// get HNSW graphs for approximate search (0: always). Left out of the
+    /// serialized settings at its default, so smaller indexes keep their version.
+    #[serde(skip_serializing_if = "is_default_ann_min_rows")]
+    pub ann_min_rows: usize,
+}
+
+/// Rows below which a version is scanned exactly: about 10 ms of one core.
+pub const DEFAULT_ANN_MIN_ROWS: usize = 100_000;
+
+fn is_default_ann_min_rows(n: &usize) -> bool {
+    *n == DEFAULT_ANN_MIN_ROWS
 }
 
 /// How a subchunk gets its vector.
@@ -734,6 +746,7 @@ impl Default for BuildSettings {
             subchunk_overlap_lines: 1,
             subchunk_min_lines: 3,
             subchunk_vectors: SubchunkVectors::default(),
+            ann_min_rows: DEFAULT_ANN_MIN_ROWS,
         }
     }
 }

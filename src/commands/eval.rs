@@ -31,6 +31,9 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     engine.set_priors_off(off);
+    if let Some(rows) = a.exact_below {
+        engine.set_exact_below(rows);
+    }
     if cairn_search::eval::is_error_file(&a.golden)? {
         return errors(&engine, &a);
     }

@@ -690,7 +690,10 @@ fn public_read_answers_anonymous_callers_with_public_documents_only() {
     let (_, _, answer) = mcp_post(&server.url("/mcp"), None, &v, &health);
     let (_, _, http_health) = get(&server.url("/health"), None);
     assert_eq!(http_health["docs_by_repo"], json!({}), "{http_health}");
-    assert_eq!(answer["result"]["structuredContent"], http_health, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"], http_health,
+        "{answer}"
+    );
     let (status, _, body) = get(
         &server.url("/search?query=fit_model&limit=50"),
         Some(&format!("Bearer {team}")),

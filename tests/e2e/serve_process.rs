@@ -251,7 +251,7 @@ fn hot_swaps_under_concurrent_requests_lose_nothing() {
     );
 }
 
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for e in std::fs::read_dir(from).expect("read dir").flatten() {
         let target = to.join(e.file_name());

@@ -411,7 +411,10 @@ pub(super) fn publish(
         skipped: set.skipped.clone(),
         files: BTreeMap::new(),
     };
-    let sealed = builder.seal(manifest)?;
+    let vector_rows = builder.chunk_count() + builder.subchunk_count();
+    let sealed = builder
+        .with_graphs(vector_rows >= plan.settings.ann_min_rows)
+        .seal(manifest)?;
     root.set_current(version)?;
     root.prune(keep)?;
     reporter.finish(&format!("published {version}"));

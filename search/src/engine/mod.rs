@@ -50,6 +50,8 @@ pub struct Engine {
     fusion: rank::FusionShares,
     /// Priors that count 1 (`cairn eval --without-prior`).
     priors_off: Vec<rank::Prior>,
+    /// When and how widely the graphs are walked (`cairn eval --exact-below`).
+    vector_search: rank::VectorSearch,
     /// What caller-scoped BM25 statistics read, gathered at open.
     bm25: rank::Bm25Tables,
     /// Notebooks' cells, parsed when first read.
@@ -176,6 +178,7 @@ impl Engine {
             root,
             fusion: rank::FusionShares::default(),
             priors_off: Vec::new(),
+            vector_search: rank::VectorSearch::default(),
         })
     }
 
@@ -183,6 +186,13 @@ impl Engine {
     /// evaluation's way to measure other fusions on the same index).
     pub fn set_fusion(&mut self, fusion: rank::FusionShares) {
         self.fusion = fusion;
+    }
+
+    /// Scans vectors exactly only for callers who may search fewer than
+    /// `rows` rows (0: always walk the graphs a version has): an
+    /// evaluation's way to measure the graphs on a small index.
+    pub fn set_exact_below(&mut self, rows: usize) {
+        self.vector_search.exact_below = rows;
     }
 
     /// Makes the priors in `off` count 1 (an evaluation's way to measure each).

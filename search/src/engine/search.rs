@@ -185,13 +185,17 @@ impl Engine {
         } else {
             scopes.push((Arc::clone(&allowed), 1.0));
         }
-        // Every scope is within `allowed`: score each vector once, rank per scope.
-        let dense = qvec.as_ref().map(|q| {
-            (
+        // A caller who may search many rows of a version with graphs walks
+        // them (each scope on its own, with its own filter); otherwise every
+        // scope is within `allowed`: score each vector once exactly, rank per scope.
+        let walks = rank::walks_graphs(&self.snap, &allowed, &self.vector_search);
+        let dense = match (&qvec, walks) {
+            (Some(q), false) => Some((
                 rank::chunk_cosines(&self.snap, q, &allowed),
                 rank::subchunk_cosines(&self.snap, q, &allowed),
-            )
-        });
+            )),
+            _ => None,
+        };
         let mut lists = Vec::new();
         for (mask, share) in &scopes {
             if mode != Mode::Vector {
@@ -202,16 +206,31 @@ impl Engine {
                     hits,
                 });
             }
-            if let Some((chunk_cos, subchunk_cos)) = &dense {
+            let vector_lists = match (&dense, &qvec) {
+                (Some((chunk_cos, subchunk_cos)), _) => Some((
+                    rank::top(chunk_cos, mask, CANDIDATES),
+                    rank::top(subchunk_cos, mask, CANDIDATES),
+                )),
+                (None, Some(q)) => Some(rank::vector_lists(
+                    &self.snap,
+                    q,
+                    mask,
+                    CANDIDATES,
+                    groups,
+                    &self.vector_search,
+                )),
+                _ => None,
+            };
+            if let Some((by_chunk, by_subchunk)) = vector_lists {
                 lists.push(RankedList {
                     source: Source::Vector,
                     share: *share * (1.0 - SUBCHUNK_SHARE),
-                    hits: rank::top(chunk_cos, mask, CANDIDATES),
+                    hits: by_chunk,
                 });
                 lists.push(RankedList {
                     source: Source::Subchunk,
                     share: *share * SUBCHUNK_SHARE,
-                    hits: rank::top(subchunk_cos, mask, CANDIDATES),
+                    hits: by_subchunk,
                 });
             }
         }

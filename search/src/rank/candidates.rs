@@ -6,7 +6,9 @@ use super::fusion::{RankedList, Source};
 use super::query::QueryWords;
 use super::stats::ScopedStats;
 use cairn_index::Snapshot;
+use cairn_index::ann::Graphs;
 use cairn_index::schema::ChunkSchema;
+use cairn_index::vectors::Vectors;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use tantivy::Term;
@@ -157,48 +159,172 @@ fn run(
     Ok(out)
 }
 
+/// The vector rows a search scores: a version's, or a benchmark's
+/// synthetic ones (`search/examples/bench_scale.rs` runs this code).
+pub trait VectorRows {
+    /// One row per chunk.
+    fn chunk_rows(&self) -> &Vectors;
+    /// One row per subchunk.
+    fn subchunk_rows(&self) -> &Vectors;
+    /// The chunk subchunk `s` belongs to.
+    fn chunk_of(&self, s: usize) -> u32;
+    /// The HNSW graphs over both, when there are any.
+    fn graphs(&self) -> Option<&Graphs>;
+}
+
+impl VectorRows for Snapshot {
+    fn chunk_rows(&self) -> &Vectors {
+        &self.vectors
+    }
+    fn subchunk_rows(&self) -> &Vectors {
+        &self.subchunk_vectors
+    }
+    fn chunk_of(&self, s: usize) -> u32 {
+        self.subchunks.get(s).map_or(u32::MAX, |r| r.chunk)
+    }
+    fn graphs(&self) -> Option<&Graphs> {
+        self.ann.as_ref()
+    }
+}
+
 /// Each chunk's cosine with `query` (a unit vector); `-inf` where not allowed.
 /// Computed once per search and ranked under each scope by [`top`].
-pub fn chunk_cosines(snap: &Snapshot, query: &[f32], allowed: &[bool]) -> Vec<f32> {
-    let dim = snap.vectors.dim();
-    let all = snap.vectors.as_slice();
+pub fn chunk_cosines(rows: &impl VectorRows, query: &[f32], allowed: &[bool]) -> Vec<f32> {
+    let vectors = rows.chunk_rows();
     allowed
         .iter()
         .enumerate()
-        .map(|(i, &ok)| {
-            if ok {
-                dot(&all[i * dim..(i + 1) * dim], query)
-            } else {
-                f32::NEG_INFINITY
-            }
+        .map(|(i, &ok)| match ok {
+            true => dot(vectors.row(i), query),
+            false => f32::NEG_INFINITY,
         })
         .collect()
 }
 
 /// Each chunk's best subchunk cosine with `query`; `-inf` where not allowed.
-pub fn subchunk_cosines(snap: &Snapshot, query: &[f32], allowed: &[bool]) -> Vec<f32> {
-    let dim = snap.subchunk_vectors.dim();
-    let all = snap.subchunk_vectors.as_slice();
+pub fn subchunk_cosines(rows: &impl VectorRows, query: &[f32], allowed: &[bool]) -> Vec<f32> {
+    let vectors = rows.subchunk_rows();
     let mut best = vec![f32::NEG_INFINITY; allowed.len()];
-    for (i, s) in snap.subchunks.iter().enumerate() {
-        let c = s.chunk as usize;
+    for i in 0..vectors.len() {
+        let c = rows.chunk_of(i) as usize;
         if allowed.get(c).copied().unwrap_or(false) {
-            best[c] = best[c].max(dot(&all[i * dim..(i + 1) * dim], query));
+            best[c] = best[c].max(dot(vectors.row(i), query));
         }
     }
     best
 }
 
+/// A scope's two vector lists: chunks by their own cosine, and by their
+/// best subchunk's, each best first.
+pub type VectorLists = (Vec<(u32, f32)>, Vec<(u32, f32)>);
+
+/// How the vector lists are taken: when the graphs are walked, and how widely.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VectorSearch {
+    /// Below this many rows (chunks and subchunks) a caller may search, the
+    /// lists come from an exact scan of those rows (about 7 ms of one core);
+    /// from it on, from the HNSW graphs when the version has them.
+    pub exact_below: usize,
+    /// Graph candidates taken per list entry wanted, before exact re-scoring.
+    pub oversample: usize,
+    /// Candidates each walk keeps, per list entry wanted (usearch's `ef`).
+    pub expansion: usize,
+}
+
+impl Default for VectorSearch {
+    fn default() -> Self {
+        Self {
+            exact_below: 100_000,
+            oversample: 2,
+            expansion: 8,
+        }
+    }
+}
+
+/// The vector rows `mask` lets a caller search: its chunks and their subchunks.
+pub fn mask_rows(rows: &impl VectorRows, mask: &[bool]) -> usize {
+    let allowed = |c: u32| mask.get(c as usize).copied().unwrap_or(false);
+    let chunks = mask.iter().filter(|&&ok| ok).count();
+    let subchunks = (0..rows.subchunk_rows().len())
+        .filter(|&s| allowed(rows.chunk_of(s)))
+        .count();
+    chunks + subchunks
+}
+
+/// Whether a caller who may search `mask` walks the graphs: the version
+/// has some, and an exact scan would cover at least `exact_below` rows.
+pub fn walks_graphs(rows: &impl VectorRows, mask: &[bool], how: &VectorSearch) -> bool {
+    rows.graphs().is_some() && mask_rows(rows, mask) >= how.exact_below
+}
+
+/// The two vector lists of one scope: the `k` chunks nearest `query` by
+/// their own vector and by their best subchunk, among those `mask` allows.
+/// Through the graphs when [`walks_graphs`] says so: only those of the
+/// groups the caller may see (`groups`, as [`crate::access`] reads them),
+/// with the filter applied during each walk, the candidates re-scored
+/// exactly so scores are the exact scan's; else by the exact scan.
+pub fn vector_lists(
+    rows: &impl VectorRows,
+    query: &[f32],
+    mask: &[bool],
+    k: usize,
+    groups: Option<&[String]>,
+    how: &VectorSearch,
+) -> VectorLists {
+    let graphs = rows.graphs().filter(|_| walks_graphs(rows, mask, how));
+    let Some(graphs) = graphs else {
+        return (
+            top(&chunk_cosines(rows, query, mask), mask, k),
+            top(&subchunk_cosines(rows, query, mask), mask, k),
+        );
+    };
+    let allowed = |c: u32| mask.get(c as usize).copied().unwrap_or(false);
+    let (want, walk) = (k * how.oversample, k * how.expansion);
+    let mut chunks = Vec::new();
+    let mut best: std::collections::HashMap<u32, f32> = std::collections::HashMap::new();
+    for part in graphs
+        .partitions
+        .iter()
+        .filter(|p| crate::access::visible_groups(&p.groups, groups))
+    {
+        chunks.extend(
+            part.chunks
+                .search(query, want, walk, allowed)
+                .into_iter()
+                .map(|(c, _)| (c, dot(rows.chunk_rows().row(c as usize), query))),
+        );
+        for (s, _) in part
+            .subchunks
+            .search(query, want, walk, |s| allowed(rows.chunk_of(s as usize)))
+        {
+            let d = dot(rows.subchunk_rows().row(s as usize), query);
+            let b = best
+                .entry(rows.chunk_of(s as usize))
+                .or_insert(f32::NEG_INFINITY);
+            *b = b.max(d);
+        }
+    }
+    (
+        best_first(chunks, k),
+        best_first(best.into_iter().collect(), k),
+    )
+}
+
 /// The `k` best allowed chunks by `scores` (one per chunk), best first; ties
 /// go to the lower chunk.
 pub fn top(scores: &[f32], allowed: &[bool], k: usize) -> Vec<(u32, f32)> {
-    let mut scored: Vec<(u32, f32)> = scores
+    let scored: Vec<(u32, f32)> = scores
         .iter()
         .zip(allowed)
         .enumerate()
         .filter(|(_, (s, ok))| **ok && s.is_finite())
         .map(|(c, (s, _))| (c as u32, *s))
         .collect();
+    best_first(scored, k)
+}
+
+/// `scored` best first (ties to the lower chunk), cut to `k`.
+fn best_first(mut scored: Vec<(u32, f32)>, k: usize) -> Vec<(u32, f32)> {
     let cmp = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     if scored.len() > k {
         scored.select_nth_unstable_by(k, cmp);

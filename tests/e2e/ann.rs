@@ -1,0 +1,180 @@
+//! Approximate vector search (issue 33) on fixtures built with graphs
+//! (`ann_min_rows: 0` in build.yaml): the graphs are written into the
+//! version deterministically and checked by `verify`; searching through
+//! them answers as the exact scan does; and a hidden repository changes no
+//! answer, because a caller walks only the graphs of documents it may see.
+
+use crate::fixtures::{World, cairn, current_dir, stderr};
+use cairn_embed::DevicePref;
+use cairn_search::{Engine, EngineOptions, Filters, Mode, SearchRequest};
+
+/// The fixture settings, with graphs on however small the index.
+const WITH_GRAPHS: &str = "max_file_bytes: 20000\nchunk_max_lines: 30\nann_min_rows: 0\n";
+
+const QUERIES: [&str; 6] = [
+    "fit the model",
+    "magnification of a binary lens",
+    "install alpha",
+    "t_E parameter",
+    "widget",
+    "lens model data",
+];
+
+fn engine(w: &World, out: &str) -> Engine {
+    Engine::open(&EngineOptions {
+        index: w.path(out),
+        model_dir: Some(w.model.clone()),
+        device: DevicePref::Cpu,
+    })
+    .expect("open engine")
+}
+
+/// What a caller with `groups` gets for `query`: each hit's place and score.
+fn answer(
+    e: &Engine,
+    query: &str,
+    mode: Mode,
+    groups: Option<Vec<String>>,
+) -> Vec<(String, u32, u32, u32)> {
+    let r = e
+        .search(&SearchRequest {
+            query: query.into(),
+            rephrasings: Vec::new(),
+            limit: 20,
+            filters: Filters::default(),
+            threshold: None,
+            mode,
+            groups,
+            deadline: None,
+        })
+        .expect("search");
+    r.hits
+        .into_iter()
+        .map(|h| (h.doc_id, h.start_line, h.end_line, h.score.to_bits()))
+        .collect()
+}
+
+#[test]
+fn graphs_are_written_deterministically_verified_and_answer_as_the_exact_scan() {
+    let w = World::new();
+    w.write("config/build.yaml", WITH_GRAPHS);
+    for out in ["out", "again"] {
+        let built = w.build(out, &[]);
+        assert!(built.status.success(), "{}", stderr(&built));
+    }
+    let (a, b) = (current_dir(&w.path("out")), current_dir(&w.path("again")));
+    assert_eq!(a.file_name(), b.file_name(), "same inputs, same version");
+    let listed: Vec<String> = std::fs::read_dir(&a)
+        .expect("version")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("ann"))
+        .collect();
+    assert!(
+        listed.contains(&"ann.json".to_owned()) && listed.len() >= 3,
+        "{listed:?}"
+    );
+    for f in &listed {
+        assert!(
+            std::fs::read(a.join(f)).ok() == std::fs::read(b.join(f)).ok(),
+            "{f} differs between two builds"
+        );
+    }
+    let out = w.path("out");
+    let verified = cairn(&["verify", "--index", out.to_str().expect("utf8")]);
+    assert!(verified.status.success(), "{}", stderr(&verified));
+
+    // Through the graphs (forced on this small index) as through the exact scan.
+    let exact = engine(&w, "out");
+    let mut walked = engine(&w, "out");
+    walked.set_exact_below(0);
+    for q in QUERIES {
+        for mode in [Mode::Vector, Mode::Hybrid] {
+            assert_eq!(
+                answer(&exact, q, mode, None),
+                answer(&walked, q, mode, None),
+                "{q:?} {mode:?}"
+            );
+        }
+    }
+
+    // A graph that does not match its version is found by verify.
+    let broken = w.path("broken");
+    std::fs::create_dir_all(broken.join("versions")).expect("mkdir");
+    let copy = broken.join("versions").join(a.file_name().expect("name"));
+    crate::serve_process::copy_dir(&a, &copy);
+    std::fs::write(
+        broken.join("CURRENT"),
+        format!(
+            "{}\n",
+            a.file_name().and_then(|n| n.to_str()).expect("name")
+        ),
+    )
+    .expect("current");
+    std::fs::write(
+        copy.join("ann.json"),
+        r#"[{"groups": [], "chunks": 1, "subchunks": 1}]"#,
+    )
+    .expect("tamper");
+    let refused = cairn(&["verify", "--index", broken.to_str().expect("utf8")]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("ann.json")
+            || crate::fixtures::stdout(&refused).contains("ann.json"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+#[test]
+fn a_hidden_repository_changes_nothing_a_caller_walks() {
+    let w = World::new();
+    w.write("config/build.yaml", WITH_GRAPHS);
+    w.write_config("    groups: [team-a]\n");
+    assert!(w.build("present", &[]).status.success());
+    let yml = format!(
+        "tools:\n  - name: beta\n    url: {}\n    web_url: https://github.com/example/beta\n",
+        w.beta.display()
+    );
+    w.write("config/absent.yml", &yml);
+    let (config, out, cache) = (
+        w.path("config/absent.yml"),
+        w.path("absent"),
+        w.path("cache"),
+    );
+    let built = cairn(&[
+        "build",
+        "--config",
+        config.to_str().expect("utf8"),
+        "--settings",
+        w.path("config/build.yaml").to_str().expect("utf8"),
+        "--out",
+        out.to_str().expect("utf8"),
+        "--cache",
+        cache.to_str().expect("utf8"),
+        "--model-dir",
+        w.model.to_str().expect("utf8"),
+    ]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    let (mut present, mut absent) = (engine(&w, "present"), engine(&w, "absent"));
+    present.set_exact_below(0);
+    absent.set_exact_below(0);
+    for q in QUERIES {
+        for mode in [Mode::Vector, Mode::Hybrid] {
+            let seen = answer(&present, q, mode, Some(Vec::new()));
+            assert!(seen.iter().all(|h| !h.0.contains("/alpha/")), "{seen:?}");
+            assert_eq!(
+                seen,
+                answer(&absent, q, mode, Some(Vec::new())),
+                "{q:?} {mode:?}"
+            );
+        }
+    }
+    // A member of team-a walks alpha's graphs too.
+    let member = answer(
+        &present,
+        "fit the model",
+        Mode::Vector,
+        Some(vec!["team-a".to_owned()]),
+    );
+    assert!(member.iter().any(|h| h.0.contains("/alpha/")), "{member:?}");
+}
