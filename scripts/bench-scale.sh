@@ -34,7 +34,7 @@ def scale(d, other):
             "p50_ms": round(a["p50_ms"], 2), "p99_ms": round(a["p99_ms"], 2),
             "p50_ms_restricted": round(r["p50_ms"], 2), "p99_ms_restricted": round(r["p99_ms"], 2),
             "recall_at_10": round(a["recall_at_10"], 4), "recall_at_10_restricted": round(r["recall_at_10"], 4),
-            "rss_mb": round(d["rss_search_mb"]), "f32_mb": round(d["f32_mb"]),
+            "rss_mb": round(d["rss_search_mb"]), "rss_anon_mb": round(d["rss_anon_mb"]), "f32_mb": round(d["f32_mb"]),
             "graph_mb": round(d["graph_mb"]), "graph_build_s": round(d["graph_build_s"], 1)}
 print(json.dumps([scale(exact, ann), scale(ann, exact)]))
 PY

@@ -131,29 +131,7 @@ fn a_hidden_repository_changes_nothing_a_caller_walks() {
     w.write("config/build.yaml", WITH_GRAPHS);
     w.write_config("    groups: [team-a]\n");
     assert!(w.build("present", &[]).status.success());
-    let yml = format!(
-        "tools:\n  - name: beta\n    url: {}\n    web_url: https://github.com/example/beta\n",
-        w.beta.display()
-    );
-    w.write("config/absent.yml", &yml);
-    let (config, out, cache) = (
-        w.path("config/absent.yml"),
-        w.path("absent"),
-        w.path("cache"),
-    );
-    let built = cairn(&[
-        "build",
-        "--config",
-        config.to_str().expect("utf8"),
-        "--settings",
-        w.path("config/build.yaml").to_str().expect("utf8"),
-        "--out",
-        out.to_str().expect("utf8"),
-        "--cache",
-        cache.to_str().expect("utf8"),
-        "--model-dir",
-        w.model.to_str().expect("utf8"),
-    ]);
+    let built = w.build_without_alpha("absent");
     assert!(built.status.success(), "{}", stderr(&built));
     let (mut present, mut absent) = (engine(&w, "present"), engine(&w, "absent"));
     present.set_exact_below(0);

@@ -134,6 +134,30 @@ impl World {
         Repository::open(&self.alpha).expect("open alpha")
     }
 
+    /// `cairn build` of beta alone into `out`, with the same settings: the
+    /// index a caller outside alpha's groups must be answered as if by.
+    pub fn build_without_alpha(&self, out: &str) -> Output {
+        let yml = format!(
+            "tools:\n  - name: beta\n    url: {}\n    web_url: https://github.com/example/beta\n",
+            self.beta.display()
+        );
+        self.write("config/absent.yml", &yml);
+        let path = |rel: &str| self.path(rel).to_str().expect("utf8").to_owned();
+        cairn(&[
+            "build",
+            "--config",
+            &path("config/absent.yml"),
+            "--settings",
+            &path("config/build.yaml"),
+            "--out",
+            &path(out),
+            "--cache",
+            &path("cache"),
+            "--model-dir",
+            self.model.to_str().expect("utf8"),
+        ])
+    }
+
     /// `cairn build` into `out` with the tiny model and the shared cache; `extra` args appended.
     pub fn build(&self, out: &str, extra: &[&str]) -> Output {
         self.build_with(out, "cache", Some(&self.model), extra)

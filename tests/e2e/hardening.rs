@@ -3,7 +3,7 @@
 //! where that shows the behaviour, against `cairn serve` as a process where
 //! it needs one (memory, threads), and on the real builder and pack adoption.
 
-use crate::fixtures::{World, cairn, current_dir, stderr};
+use crate::fixtures::{World, current_dir, stderr};
 use crate::http::{bearer, parts, redacted, served};
 use crate::serve_process::{Server, agent};
 use actix_web::http::{Method, StatusCode};
@@ -656,26 +656,7 @@ mod hidden_equals_absent {
         w.write_config("    groups: [team-a]\n");
         let built = w.build("present", &[]);
         assert!(built.status.success(), "{}", stderr(&built));
-        let yml = format!(
-            "tools:\n  - name: beta\n    url: {}\n    web_url: https://github.com/example/beta\n",
-            w.beta.display()
-        );
-        w.write("config/absent.yml", &yml);
-        let config = w.path("config/absent.yml");
-        let (out, cache) = (w.path("absent"), w.path("cache"));
-        let built = cairn(&[
-            "build",
-            "--config",
-            config.to_str().expect("utf8"),
-            "--settings",
-            w.path("config/build.yaml").to_str().expect("utf8"),
-            "--out",
-            out.to_str().expect("utf8"),
-            "--cache",
-            cache.to_str().expect("utf8"),
-            "--model-dir",
-            w.model.to_str().expect("utf8"),
-        ]);
+        let built = w.build_without_alpha("absent");
         assert!(built.status.success(), "{}", stderr(&built));
         let reader = TokenStore::new(w.path("tokens.json"))
             .add("reader", &[], false)
