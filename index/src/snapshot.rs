@@ -223,8 +223,14 @@ impl Snapshot {
 
         // Every concurrent search holds one slot of each graph it walks.
         let threads = std::thread::available_parallelism().map_or(4, |n| n.get() * 2);
-        let ann = crate::ann::open(path, &vectors, &subchunk_vectors, threads)
-            .map_err(|e| inconsistent(e.to_string()))?;
+        let ann = crate::ann::open(
+            path,
+            &vectors,
+            &subchunk_vectors,
+            threads,
+            crate::ann::DEFAULT_EXPANSION,
+        )
+        .map_err(|e| inconsistent(e.to_string()))?;
 
         let index = tantivy::Index::open_in_dir(path.join(files::TANTIVY))?;
         ChunkSchema::register_analyzers(&index);

@@ -192,10 +192,44 @@ pub fn verify_version(
     if dir.file(files::ANN).exists() {
         let opened = vectors(files::VECTORS).and_then(|c| {
             let s = vectors(files::SUBCHUNK_VECTORS)?;
-            crate::ann::open(dir.path(), &c, &s, 1).map_err(|e| e.to_string())
+            crate::ann::open(dir.path(), &c, &s, 1, crate::ann::DEFAULT_EXPANSION)
+                .map_err(|e| e.to_string())
         });
-        if let Err(e) = opened {
-            problems.push(e);
+        match opened {
+            Err(e) => problems.push(e),
+            // Each partition holds exactly the rows of documents with its groups.
+            Ok(graphs) => {
+                for p in graphs.iter().flat_map(|g| &g.partitions) {
+                    let strays = p
+                        .chunk_keys
+                        .iter()
+                        .filter(|&&c| {
+                            let doc = chunks
+                                .get(c as usize)
+                                .and_then(|r| docs.get(r.doc as usize));
+                            doc.is_none_or(|d| {
+                                let mut g = d.groups.clone();
+                                g.sort();
+                                g != p.groups
+                            })
+                        })
+                        .count()
+                        + p.subchunk_keys
+                            .iter()
+                            .filter(|&&s| {
+                                let chunk = subchunks.get(s as usize).map(|r| r.chunk);
+                                chunk.is_none_or(|c| p.chunk_keys.binary_search(&c).is_err())
+                            })
+                            .count();
+                    if strays > 0 {
+                        problems.push(format!(
+                            "{}: the partition of groups {:?} holds {strays} rows of other groups",
+                            files::ANN,
+                            p.groups
+                        ));
+                    }
+                }
+            }
         }
     }
     let counts = &manifest.counts;

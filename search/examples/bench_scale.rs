@@ -53,9 +53,9 @@ fn main() -> Res<()> {
             let how = VectorSearch {
                 exact_below: arg(5, d.exact_below)?,
                 oversample: arg(6, d.oversample)?,
-                expansion: arg(7, d.expansion)?,
             };
-            run(Path::new(&a[2]), Path::new(&a[3]), &a[4], &how)
+            let expansion = arg(7, ann::DEFAULT_EXPANSION)?;
+            run(Path::new(&a[2]), Path::new(&a[3]), &a[4], &how, expansion)
         }
         _ => Err("usage: bench_scale make INDEX FACTOR DIR [SIGMA] | run DIR GOLDEN exact|ann [EXACT_BELOW OVERSAMPLE EXPANSION]".into()),
     }
@@ -242,7 +242,7 @@ fn peak_rss_mb() -> f64 {
     status_mb("VmHWM:")
 }
 
-fn run(dir: &Path, golden: &Path, mode: &str, how: &VectorSearch) -> Res<()> {
+fn run(dir: &Path, golden: &Path, mode: &str, how: &VectorSearch, expansion: usize) -> Res<()> {
     let made: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("make.json"))?)?;
     let files = ModelSpec::Hub {
         id: cairn_embed::DEFAULT_MODEL.to_owned(),
@@ -261,7 +261,7 @@ fn run(dir: &Path, golden: &Path, mode: &str, how: &VectorSearch) -> Res<()> {
     let chunks = Vectors::open(&dir.join("chunks.f32"), dim)?;
     let subs = Vectors::open(&dir.join("subchunks.f32"), dim)?;
     let graphs = match mode {
-        "ann" => ann::open(dir, &chunks, &subs, 4)?,
+        "ann" => ann::open(dir, &chunks, &subs, 4, expansion)?,
         _ => None,
     };
     let rows = Rows {
@@ -320,7 +320,7 @@ fn run(dir: &Path, golden: &Path, mode: &str, how: &VectorSearch) -> Res<()> {
     }
     let line = json!({
         "mode": mode, "factor": made["factor"], "rows": rows.chunks.len() + rows.subs.len(),
-        "queries": queries.len(), "exact_below": how.exact_below, "oversample": how.oversample, "expansion": how.expansion, "callers": out,
+        "queries": queries.len(), "exact_below": how.exact_below, "oversample": how.oversample, "expansion": expansion, "callers": out,
         // The model's own memory, then the peak after the timed searches
         // (what serving touches); the recall pass after it scans everything.
         "rss_model_mb": rss_model, "rss_search_mb": rss_search,

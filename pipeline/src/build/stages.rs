@@ -260,6 +260,18 @@ impl Assembled {
         self.repos.iter().map(|r| r.record.clone()).collect()
     }
 
+    /// Whether the version gets approximate-search graphs: as many vector
+    /// rows (chunks and subchunks) as `ann_min_rows`.
+    pub(super) fn writes_graphs(&self, plan: &Plan) -> bool {
+        let rows: usize = self
+            .drafts
+            .iter()
+            .flatten()
+            .map(|c| c.embedded_rows())
+            .sum();
+        rows >= plan.settings.ann_min_rows
+    }
+
     /// Hash over everything that decides the output: same inputs, same version.
     pub(super) fn version(&self, plan: &Plan) -> IndexVersion {
         #[derive(Serialize)]
@@ -271,6 +283,10 @@ impl Assembled {
             settings: &'a BuildSettings,
             weights: &'a PathWeights,
             model: &'a ModelInfo,
+            /// Left out when false, so versions without graphs keep their id;
+            /// a version with graphs never shares an id with one without.
+            #[serde(skip_serializing_if = "std::ops::Not::not")]
+            graphs: bool,
         }
         let inputs = Inputs {
             format: FORMAT_VERSION,
@@ -280,6 +296,7 @@ impl Assembled {
             settings: &plan.settings,
             weights: &plan.weights,
             model: &self.model,
+            graphs: self.writes_graphs(plan),
         };
         let bytes = serde_json::to_vec(&inputs).unwrap_or_default();
         IndexVersion::from_digest(&cairn_index::sha256_hex(&bytes))
@@ -411,9 +428,8 @@ pub(super) fn publish(
         skipped: set.skipped.clone(),
         files: BTreeMap::new(),
     };
-    let vector_rows = builder.chunk_count() + builder.subchunk_count();
     let sealed = builder
-        .with_graphs(vector_rows >= plan.settings.ann_min_rows)
+        .with_graphs(set.writes_graphs(plan))
         .seal(manifest)?;
     root.set_current(version)?;
     root.prune(keep)?;

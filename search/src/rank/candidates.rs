@@ -218,7 +218,7 @@ pub fn subchunk_cosines(rows: &impl VectorRows, query: &[f32], allowed: &[bool])
 /// best subchunk's, each best first.
 pub type VectorLists = (Vec<(u32, f32)>, Vec<(u32, f32)>);
 
-/// How the vector lists are taken: when the graphs are walked, and how widely.
+/// When the vector lists come from the graphs, and how many candidates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VectorSearch {
     /// Below this many rows (chunks and subchunks) a caller may search, the
@@ -227,8 +227,6 @@ pub struct VectorSearch {
     pub exact_below: usize,
     /// Graph candidates taken per list entry wanted, before exact re-scoring.
     pub oversample: usize,
-    /// Candidates each walk keeps, per list entry wanted (usearch's `ef`).
-    pub expansion: usize,
 }
 
 impl Default for VectorSearch {
@@ -236,10 +234,14 @@ impl Default for VectorSearch {
         Self {
             exact_below: 100_000,
             oversample: 2,
-            expansion: 8,
         }
     }
 }
+
+/// A partition is walked only when the caller's filter keeps at least this
+/// share of its rows (1 / n): a walk visits about `ef / share` nodes to
+/// find `ef` that pass, so a narrower filter scans its rows exactly instead.
+const WALK_MIN_SHARE: usize = 20;
 
 /// The vector rows `mask` lets a caller search: its chunks and their subchunks.
 pub fn mask_rows(rows: &impl VectorRows, mask: &[bool]) -> usize {
@@ -259,10 +261,12 @@ pub fn walks_graphs(rows: &impl VectorRows, mask: &[bool], how: &VectorSearch) -
 
 /// The two vector lists of one scope: the `k` chunks nearest `query` by
 /// their own vector and by their best subchunk, among those `mask` allows.
-/// Through the graphs when [`walks_graphs`] says so: only those of the
-/// groups the caller may see (`groups`, as [`crate::access`] reads them),
-/// with the filter applied during each walk, the candidates re-scored
-/// exactly so scores are the exact scan's; else by the exact scan.
+/// Through the graphs when [`walks_graphs`] says so: only the partitions of
+/// groups the caller may see (`groups`, as [`crate::access`] reads them);
+/// each is walked with the filter applied during the walk when the filter
+/// keeps enough of it, else its kept rows are scanned exactly (as they are
+/// when a walk fails); candidates are re-scored exactly, so scores are the
+/// exact scan's. Without graphs, the exact scan.
 pub fn vector_lists(
     rows: &impl VectorRows,
     query: &[f32],
@@ -279,29 +283,56 @@ pub fn vector_lists(
         );
     };
     let allowed = |c: u32| mask.get(c as usize).copied().unwrap_or(false);
-    let (want, walk) = (k * how.oversample, k * how.expansion);
-    let mut chunks = Vec::new();
+    let chunk_score = |c: u32| (c, dot(rows.chunk_rows().row(c as usize), query));
+    let mut chunks: Vec<(u32, f32)> = Vec::new();
     let mut best: std::collections::HashMap<u32, f32> = std::collections::HashMap::new();
+    let mut best_sub = |s: u32| {
+        let d = dot(rows.subchunk_rows().row(s as usize), query);
+        let b = best
+            .entry(rows.chunk_of(s as usize))
+            .or_insert(f32::NEG_INFINITY);
+        *b = b.max(d);
+    };
     for part in graphs
         .partitions
         .iter()
         .filter(|p| crate::access::visible_groups(&p.groups, groups))
     {
-        chunks.extend(
-            part.chunks
-                .search(query, want, walk, allowed)
-                .into_iter()
-                .map(|(c, _)| (c, dot(rows.chunk_rows().row(c as usize), query))),
-        );
-        for (s, _) in part
-            .subchunks
-            .search(query, want, walk, |s| allowed(rows.chunk_of(s as usize)))
-        {
-            let d = dot(rows.subchunk_rows().row(s as usize), query);
-            let b = best
-                .entry(rows.chunk_of(s as usize))
-                .or_insert(f32::NEG_INFINITY);
-            *b = b.max(d);
+        let kept = part.chunk_keys.iter().filter(|&&c| allowed(c)).count();
+        if kept == 0 {
+            continue;
+        }
+        // Chunks have about 1.5 subchunks each, and several of a chunk's
+        // subchunks may come back: ask for more so k chunks remain.
+        let (want, want_sub) = (k * how.oversample, 2 * k * how.oversample);
+        let walked = match kept * WALK_MIN_SHARE >= part.chunk_keys.len() {
+            true => part.chunks.search(query, want, allowed).and_then(|c| {
+                let s = part
+                    .subchunks
+                    .search(query, want_sub, |s| allowed(rows.chunk_of(s as usize)))?;
+                Ok((c, s))
+            }),
+            false => Err("the filter keeps too little of this partition".to_owned()),
+        };
+        match walked {
+            Ok((c, s)) => {
+                chunks.extend(c.into_iter().map(|(c, _)| chunk_score(c)));
+                s.into_iter().for_each(|(s, _)| best_sub(s));
+            }
+            // Few rows kept, or no search slot free: the kept rows, exactly.
+            Err(why) => {
+                tracing::debug!(reason = %why, "partition scanned exactly");
+                chunks.extend(
+                    part.chunk_keys
+                        .iter()
+                        .filter(|&&c| allowed(c))
+                        .map(|&c| chunk_score(c)),
+                );
+                part.subchunk_keys
+                    .iter()
+                    .filter(|&&s| allowed(rows.chunk_of(s as usize)))
+                    .for_each(|&s| best_sub(s));
+            }
         }
     }
     (
