@@ -708,8 +708,8 @@ pub struct BuildSettings {
     pub ann_min_rows: usize,
 }
 
-/// Rows below which a version is scanned exactly: about 10 ms of one core.
-pub const DEFAULT_ANN_MIN_ROWS: usize = 100_000;
+/// Rows below which a version gets no graphs.
+pub const DEFAULT_ANN_MIN_ROWS: usize = cairn_index::ann::DEFAULT_MIN_ROWS;
 
 fn is_default_ann_min_rows(n: &usize) -> bool {
     *n == DEFAULT_ANN_MIN_ROWS

@@ -292,6 +292,14 @@ struct Loaded {
     modified: Option<SystemTime>,
 }
 
+/// The token of an `Authorization: Bearer <token>` header value.
+pub fn bearer_token(authorization: &str) -> Option<&str> {
+    authorization
+        .strip_prefix("Bearer ")
+        .or_else(|| authorization.strip_prefix("bearer "))
+        .map(str::trim)
+}
+
 /// Checks credentials: the tokens file (reloaded when it changes), then JWTs.
 pub struct Authenticator {
     store: Option<TokenStore>,
@@ -433,11 +441,7 @@ impl Authenticator {
         let Some(value) = authorization else {
             return Verdict::Missing;
         };
-        let Some(token) = value
-            .strip_prefix("Bearer ")
-            .or_else(|| value.strip_prefix("bearer "))
-            .map(str::trim)
-        else {
+        let Some(token) = bearer_token(value) else {
             return Verdict::Refused;
         };
         if token.starts_with(TOKEN_PREFIX) {

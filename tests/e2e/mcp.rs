@@ -363,3 +363,93 @@ fn chatgpt_search_then_fetch_reads_the_cited_version() {
         "{body}"
     );
 }
+
+/// Hostile citation ids and versions: malformed, oversized, traversing,
+/// naming another group's document or a version that never existed. Each
+/// is refused by field or answered exactly as a missing document, and
+/// none opens a version.
+#[test]
+fn hostile_citation_ids_and_versions_are_refused_cheaply() {
+    let w = World::new();
+    w.write_config("    groups: [team-a]\n");
+    assert!(w.build("out", &[]).status.success());
+    let token = cairn_serve::auth::TokenStore::new(w.path("tokens.json"))
+        .add("outsider", &[], false)
+        .expect("token");
+    let server = Server::start(&w, "out", &[]);
+    let version = std::fs::read_to_string(w.path("out/CURRENT"))
+        .expect("current")
+        .trim()
+        .to_owned();
+    let fetch = |id: &str| {
+        let q: String = url::form_urlencoded::byte_serialize(id.as_bytes()).collect();
+        crate::serve_process::get_json(&server.url(&format!("/fetch?id={q}")), &token)
+    };
+    let long = format!("{version}/tools/beta/{}#L1-L2", "a".repeat(6000));
+    for bad in [
+        "",
+        "x",
+        "0123456789abcdef",
+        "../../etc/passwd#L1-L2",
+        "0123456789ABCDEF/tools/beta/README.md#L1-L2",
+        &format!("{version}/tools/beta/README.md#L2-L1"),
+        &format!("{version}/tools/beta/README.md#L1-L99999999999"),
+        &format!("{version}/tools/../../secret#L1-L2"),
+        &format!("{version}/tools/beta/README.md\u{0}#L1-L2"),
+        &long,
+    ] {
+        let (status, body) = fetch(bad);
+        assert_eq!(
+            (status, body["field"].as_str()),
+            (422, Some("id")),
+            "{bad:.80}: {body}"
+        );
+    }
+    // Another group's document answers exactly as a document that does not exist.
+    let hidden = fetch(&format!("{version}/science/alpha/README.md#L1-L2"));
+    let missing = fetch(&format!("{version}/science/alpha/NOPE.md#L1-L2"));
+    assert_eq!((hidden.0, missing.0), (404, 404));
+    assert_eq!(hidden.1["code"], missing.1["code"]);
+    // A version that never existed is gone, whatever the document; a
+    // malformed one is refused by field.
+    for v in 0..20 {
+        let (status, body) = fetch(&format!("{v:016x}/tools/beta/README.md#L1-L2"));
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (410, Some("version_gone")),
+            "{body}"
+        );
+    }
+    let post = |body: serde_json::Value| {
+        crate::serve_process::agent()
+            .post(&server.url("/retrieve"))
+            .header("Authorization", &format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .send(body.to_string())
+            .map(|mut r| {
+                let s = r.status().as_u16();
+                (
+                    s,
+                    serde_json::from_str::<Value>(
+                        &r.body_mut().read_to_string().unwrap_or_default(),
+                    )
+                    .unwrap_or(Value::Null),
+                )
+            })
+            .expect("response")
+    };
+    let (status, body) =
+        post(json!({"doc_id": "tools/beta/README.md", "index_version": "../../x"}));
+    assert_eq!(
+        (status, body["field"].as_str()),
+        (400, Some("index_version")),
+        "{body}"
+    );
+    let (status, body) =
+        post(json!({"doc_id": "science/alpha/README.md", "index_version": "00000000000000ff"}));
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (404, Some("not_found")),
+        "a hidden document is checked first: {body}"
+    );
+}

@@ -232,7 +232,7 @@ pub struct VectorSearch {
 impl Default for VectorSearch {
     fn default() -> Self {
         Self {
-            exact_below: 100_000,
+            exact_below: cairn_index::ann::DEFAULT_MIN_ROWS,
             oversample: 2,
         }
     }

@@ -446,11 +446,7 @@ async fn authenticate(
 
 /// The bearer token of `req`'s Authorization header, if it has one.
 fn bearer(req: &ServiceRequest) -> Option<&str> {
-    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
-    value
-        .strip_prefix("Bearer ")
-        .or_else(|| value.strip_prefix("bearer "))
-        .map(str::trim)
+    crate::auth::bearer_token(req.headers().get(header::AUTHORIZATION)?.to_str().ok()?)
 }
 
 /// Whether the query string carries an OAuth access token (`access_token`).
