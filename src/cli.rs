@@ -55,6 +55,8 @@ pub struct Cli {
 pub enum Command {
     /// Build and publish a new index version from repositories.yml.
     Build(BuildArgs),
+    /// Fine-tune the embedding model on pairs mined from an index's own text (a model folder for `build --model-dir`).
+    Adapt(AdaptArgs),
     /// Write one index version as a checked, shippable pack (`cairn-index-<version>.tar.zst` + `.sha256`).
     Pack(PackArgs),
     /// Check a pack's sha256 and manifest, add it to an index root and make it CURRENT.
@@ -455,6 +457,38 @@ pub struct OpenapiArgs {
     /// The server's public base URL, written into `servers`.
     #[arg(long, env = "CAIRN_PUBLIC_URL")]
     pub public_url: Option<String>,
+}
+
+/// `cairn adapt`.
+#[derive(clap::Args)]
+pub struct AdaptArgs {
+    /// Index root whose current version's text the pairs are mined from.
+    #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
+    pub index: PathBuf,
+    /// Folder to write the adapted model to.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Base model folder (default: the model the index was built with).
+    #[arg(long, env = "CAIRN_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+    /// Most pairs to train on.
+    #[arg(long, default_value_t = 4000)]
+    pub pairs: usize,
+    /// Passes over the pairs.
+    #[arg(long, default_value_t = 1)]
+    pub epochs: usize,
+    /// Pairs per step.
+    #[arg(long, default_value_t = 32)]
+    pub batch: usize,
+    /// Peak learning rate.
+    #[arg(long, default_value_t = 2e-5)]
+    pub learning_rate: f64,
+    /// Seed of the pairs' order.
+    #[arg(long, default_value_t = 17)]
+    pub seed: u64,
+    /// Also write the mined pairs to this file (JSON lines).
+    #[arg(long)]
+    pub dump_pairs: Option<PathBuf>,
 }
 
 /// `cairn verify`.

@@ -5,8 +5,10 @@
 //! normalisation: candle loads it and runs it on a GPU with the `cuda`
 //! feature; on the CPU it runs cairn's own fused forward pass, `cpu/`), and
 //! [`ModelSpec`], which finds a model's files in a folder or in the Hugging
-//! Face hub cache. It knows nothing of indexes, git or HTTP.
+//! Face hub cache; `adapt` fine-tunes such a model on text pairs. It knows
+//! nothing of indexes, git or HTTP.
 
+pub mod adapt;
 mod bert;
 mod cpu;
 #[cfg(any(test, feature = "test-fixtures"))]

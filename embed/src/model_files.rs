@@ -48,6 +48,19 @@ impl ModelSpec {
         }
     }
 
+    /// The model an index recorded: its hub id at its revision. A model
+    /// read from a folder records the revision `local`, and is looked up in
+    /// the hub at `main` (a caller with the folder names it instead).
+    pub fn recorded(id: &str, revision: &str) -> Self {
+        Self::Hub {
+            id: id.to_owned(),
+            revision: match revision {
+                "" | "local" => "main".to_owned(),
+                r => r.to_owned(),
+            },
+        }
+    }
+
     /// Resolves the files, or says where they were looked for.
     pub fn locate(&self) -> Result<ModelFiles, EmbedError> {
         self.locate_in(&hf_hub::Cache::from_env())

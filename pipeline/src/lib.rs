@@ -17,6 +17,7 @@ pub mod documents;
 pub mod embed_cache;
 #[cfg(any(test, feature = "test-fixtures"))]
 pub mod fixtures;
+pub mod pairs;
 pub mod part;
 pub mod report;
 pub mod sync;

@@ -131,11 +131,8 @@ fn index_checks(root: &Path, checks: &mut Vec<Check>) -> Option<Manifest> {
 fn model_check(dir: Option<&Path>, manifest: Option<&Manifest>, checks: &mut Vec<Check>) {
     let spec = match (dir, manifest) {
         (Some(d), _) => ModelSpec::Dir(d.to_path_buf()),
-        (None, Some(m)) if m.model.revision != "local" => ModelSpec::Hub {
-            id: m.model.id.clone(),
-            revision: m.model.revision.clone(),
-        },
-        _ => ModelSpec::default_hub(),
+        (None, Some(m)) => ModelSpec::recorded(&m.model.id, &m.model.revision),
+        (None, None) => ModelSpec::default_hub(),
     };
     let files = match spec.locate() {
         Ok(f) => f,

@@ -2,6 +2,7 @@
 //! call and prints the answer. Flag names live only here and in `cli`: a
 //! library error that a flag would fix gets that flag named by [`flag_hint`].
 
+mod adapt;
 mod build;
 mod completions;
 mod doctor;
@@ -23,6 +24,7 @@ use std::process::ExitCode;
 pub fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Build(a) => build::run(a),
+        Command::Adapt(a) => adapt::run(a),
         Command::Pack(a) => pack::run(a),
         Command::Unpack(a) => unpack::run(a),
         Command::Eval(a) => eval::run(a),

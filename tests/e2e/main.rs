@@ -1,6 +1,7 @@
 //! End-to-end tests of the `cairn` binary on fixture repositories made here
 //! with git2 and a tiny random BERT, so the real code paths run in seconds.
 
+mod adapt;
 mod ann;
 mod browser;
 mod build;

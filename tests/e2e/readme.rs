@@ -285,7 +285,8 @@ impl Drop for Sandbox {
 fn every_readme_command_runs_as_written() {
     let sb = Sandbox::new();
     std::fs::create_dir_all(&sb.project).expect("project");
-    // CONFIG.md has no commands today; the other three must keep theirs.
+    // CONFIG.md has no command blocks (its commands are inline); the other
+    // three must keep theirs.
     for (name, doc) in DOCS.iter().filter(|(n, _)| *n != "docs/CONFIG.md") {
         assert!(!blocks(doc, "sh").is_empty(), "{name} has no sh block");
     }

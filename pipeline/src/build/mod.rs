@@ -13,6 +13,7 @@ mod stages;
 pub use merge::merge;
 pub use shard::{ShardSummary, build_shard};
 pub use stages::chunk_limits;
+pub(crate) use stages::embed_text;
 
 use embed::embed_all;
 use stages::{Assembled, chunk_repos, model_info, publish, sync_all, unchanged};

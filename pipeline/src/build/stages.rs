@@ -324,7 +324,7 @@ impl Assembled {
 }
 
 /// What the model sees: a short header naming the place, then the text.
-pub(super) fn embed_text(doc: &DocRecord, title: &str, text: &str) -> String {
+pub(crate) fn embed_text(doc: &DocRecord, title: &str, text: &str) -> String {
     if title.is_empty() {
         format!("{} {}\n{}", doc.repo, doc.path, text)
     } else {

@@ -83,14 +83,7 @@ impl Engine {
         let snap = Snapshot::open_current(&root)?;
         let spec = match &opts.model_dir {
             Some(d) => ModelSpec::Dir(d.clone()),
-            // The revision the index was built with; a model folder records `local`.
-            None => ModelSpec::Hub {
-                id: snap.manifest.model.id.clone(),
-                revision: match snap.manifest.model.revision.as_str() {
-                    "" | "local" => "main".to_owned(),
-                    r => r.to_owned(),
-                },
-            },
+            None => ModelSpec::recorded(&snap.manifest.model.id, &snap.manifest.model.revision),
         };
         let embedder: Result<Arc<dyn Embedder>, String> = spec
             .locate()
