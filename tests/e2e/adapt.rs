@@ -2,6 +2,8 @@
 //! them, and a build with the adapted model that records its sha256.
 
 use crate::fixtures::{World, cairn, commit, current_dir, read_json, stderr, stdout};
+use std::path::Path;
+use std::process::Output;
 
 /// A documented module: numpy-style parameters, summaries, and a test file
 /// whose docstrings must not be mined.
@@ -40,6 +42,18 @@ fn documented() -> Vec<(&'static str, Vec<u8>)> {
     ]
 }
 
+fn path(p: &Path) -> String {
+    p.to_str().expect("utf8").to_owned()
+}
+
+/// `cairn adapt` of the world's index `out` with its tiny model into `to`.
+fn adapt(w: &World, to: &Path, extra: &[&str]) -> Output {
+    let (index, model, to) = (path(&w.path("out")), path(&w.model), path(to));
+    let mut args = vec!["adapt", "--index", &index, "--model-dir", &model, "--out", &to];
+    args.extend(extra);
+    cairn(&args)
+}
+
 #[test]
 fn an_adapted_model_is_trained_on_the_corpus_text_and_recorded_by_the_build() {
     let w = World::new();
@@ -48,15 +62,7 @@ fn an_adapted_model_is_trained_on_the_corpus_text_and_recorded_by_the_build() {
     assert!(o.status.success(), "{}", stderr(&o));
 
     let (out, pairs) = (w.path("adapted"), w.path("pairs.jsonl"));
-    let path = |p: &std::path::Path| p.to_str().expect("utf8").to_owned();
-    let o = cairn(&[
-        "adapt",
-        "--index",
-        &path(&w.path("out")),
-        "--model-dir",
-        &path(&w.model),
-        "--out",
-        &path(&out),
+    let o = adapt(&w, &out, &[
         "--batch",
         "4",
         "--epochs",
@@ -145,16 +151,7 @@ fn an_adapted_model_is_trained_on_the_corpus_text_and_recorded_by_the_build() {
 fn adapting_an_index_with_too_little_text_says_so() {
     let w = World::new();
     assert!(w.build("out", &[]).status.success());
-    let path = |p: &std::path::Path| p.to_str().expect("utf8").to_owned();
-    let o = cairn(&[
-        "adapt",
-        "--index",
-        &path(&w.path("out")),
-        "--model-dir",
-        &path(&w.model),
-        "--out",
-        &path(&w.path("adapted")),
-    ]);
+    let o = adapt(&w, &w.path("adapted"), &[]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("at least one batch"), "{}", stderr(&o));
     assert!(!w.path("adapted/model.safetensors").exists());
