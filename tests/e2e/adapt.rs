@@ -49,7 +49,15 @@ fn path(p: &Path) -> String {
 /// `cairn adapt` of the world's index `out` with its tiny model into `to`.
 fn adapt(w: &World, to: &Path, extra: &[&str]) -> Output {
     let (index, model, to) = (path(&w.path("out")), path(&w.model), path(to));
-    let mut args = vec!["adapt", "--index", &index, "--model-dir", &model, "--out", &to];
+    let mut args = vec![
+        "adapt",
+        "--index",
+        &index,
+        "--model-dir",
+        &model,
+        "--out",
+        &to,
+    ];
     args.extend(extra);
     cairn(&args)
 }
@@ -62,16 +70,20 @@ fn an_adapted_model_is_trained_on_the_corpus_text_and_recorded_by_the_build() {
     assert!(o.status.success(), "{}", stderr(&o));
 
     let (out, pairs) = (w.path("adapted"), w.path("pairs.jsonl"));
-    let o = adapt(&w, &out, &[
-        "--batch",
-        "4",
-        "--epochs",
-        "3",
-        "--learning-rate",
-        "1e-3",
-        "--dump-pairs",
-        &path(&pairs),
-    ]);
+    let o = adapt(
+        &w,
+        &out,
+        &[
+            "--batch",
+            "4",
+            "--epochs",
+            "3",
+            "--learning-rate",
+            "1e-3",
+            "--dump-pairs",
+            &path(&pairs),
+        ],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stdout(&o).contains("build with --model-dir"),
