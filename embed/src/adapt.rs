@@ -19,6 +19,7 @@
 //! Depends on candle and the tokenizer only; the pairs come from the caller
 //! (the pipeline mines them from a published index).
 
+use crate::model_files::{bad_model, read, weights_sha256};
 use crate::{EmbedError, ModelFiles};
 use candle_core::{D, DType, Device, Tensor, Var};
 use candle_nn::Optimizer;
@@ -147,38 +148,19 @@ struct Trainable {
     names: Vec<(String, Var)>,
 }
 
-fn bad(path: &Path, message: impl ToString) -> EmbedError {
-    EmbedError::BadModel {
-        path: path.to_owned(),
-        message: message.to_string(),
-    }
-}
-
-fn read(path: &Path) -> Result<Vec<u8>, EmbedError> {
-    std::fs::read(path).map_err(|source| EmbedError::Io {
-        path: path.to_owned(),
-        source,
-    })
-}
-
-fn sha256(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    hex::encode(Sha256::digest(bytes))
-}
-
 impl Trainable {
     fn load(files: &ModelFiles, config: &Config) -> Result<Self, EmbedError> {
         let all = candle_core::safetensors::load(&files.weights, &Device::Cpu)
-            .map_err(|e| bad(&files.weights, e))?;
+            .map_err(|e| bad_model(&files.weights, e))?;
         let prefix = [None, config.model_type.as_deref(), Some("bert")]
             .into_iter()
             .map(|p| p.map_or(String::new(), |p| format!("{p}.")))
             .find(|p| all.contains_key(&format!("{p}embeddings.word_embeddings.weight")))
-            .ok_or_else(|| bad(&files.weights, "no embeddings.word_embeddings.weight"))?;
+            .ok_or_else(|| bad_model(&files.weights, "no embeddings.word_embeddings.weight"))?;
         let tensor = |name: &str| -> Result<Tensor, EmbedError> {
             let full = format!("{prefix}{name}");
             all.get(&full)
-                .ok_or_else(|| bad(&files.weights, format!("no tensor {full}")))?
+                .ok_or_else(|| bad_model(&files.weights, format!("no tensor {full}")))?
                 .to_dtype(DType::F32)
                 .map_err(EmbedError::from)
         };
@@ -228,7 +210,10 @@ impl Trainable {
                 .hidden_size
                 .is_multiple_of(config.num_attention_heads)
         {
-            return Err(bad(&files.config, "hidden size is not a multiple of heads"));
+            return Err(bad_model(
+                &files.config,
+                "hidden size is not a multiple of heads",
+            ));
         }
         Ok(Self {
             word: tensor("embeddings.word_embeddings.weight")?,
@@ -311,7 +296,7 @@ impl Trainable {
             let dtype = out.get(name).map_or(DType::F32, Tensor::dtype);
             out.insert(name.clone(), v.as_tensor().to_dtype(dtype)?);
         }
-        candle_core::safetensors::save(&out, path).map_err(|e| bad(path, e))
+        candle_core::safetensors::save(&out, path).map_err(|e| bad_model(path, e))
     }
 }
 
@@ -350,7 +335,8 @@ fn encode(tok: &Tokenizer, texts: &[&str]) -> Result<(Tensor, Tensor), EmbedErro
 }
 
 fn tokenizer(files: &ModelFiles, max: usize) -> Result<Tokenizer, EmbedError> {
-    let mut t = Tokenizer::from_file(&files.tokenizer).map_err(|e| bad(&files.tokenizer, e))?;
+    let mut t =
+        Tokenizer::from_file(&files.tokenizer).map_err(|e| bad_model(&files.tokenizer, e))?;
     t.with_padding(Some(PaddingParams {
         strategy: PaddingStrategy::BatchLongest,
         ..PaddingParams::default()
@@ -359,7 +345,7 @@ fn tokenizer(files: &ModelFiles, max: usize) -> Result<Tokenizer, EmbedError> {
         max_length: max,
         ..TruncationParams::default()
     }))
-    .map_err(|e| bad(&files.tokenizer, e))?;
+    .map_err(|e| bad_model(&files.tokenizer, e))?;
     Ok(t)
 }
 
@@ -426,8 +412,7 @@ pub fn adapt(
             opts.batch
         )));
     }
-    let config: Config =
-        serde_json::from_slice(&read(&files.config)?).map_err(|e| bad(&files.config, e))?;
+    let config = files.bert_config()?;
     let model = Trainable::load(files, &config)?;
     let anchors = tokenizer(files, opts.anchor_tokens)?;
     let positives = tokenizer(files, opts.positive_tokens)?;
@@ -495,15 +480,15 @@ pub fn adapt(
     let tenth = (losses.len() / 10).max(1);
     let mean = |xs: &[f32]| xs.iter().sum::<f32>() / xs.len().max(1) as f32;
     let report = AdaptReport {
-        base_weights_sha256: sha256(&read(&files.weights)?),
-        weights_sha256: sha256(&read(&weights)?),
+        base_weights_sha256: weights_sha256(&read(&files.weights)?),
+        weights_sha256: weights_sha256(&read(&weights)?),
         pairs: pairs.len(),
         steps: losses.len(),
         loss_first: mean(&losses[..tenth.min(losses.len())]),
         loss_last: mean(&losses[losses.len().saturating_sub(tenth)..]),
         options: opts.clone(),
     };
-    let json = serde_json::to_vec_pretty(&report).map_err(|e| bad(out, e))?;
+    let json = serde_json::to_vec_pretty(&report).map_err(|e| bad_model(out, e))?;
     std::fs::write(out.join("adapt.json"), json).map_err(|source| EmbedError::Io {
         path: out.join("adapt.json"),
         source,
@@ -528,8 +513,7 @@ mod tests {
     #[test]
     fn the_trainable_forward_gives_the_embedders_vectors() {
         let (_dir, files) = tiny();
-        let config: Config =
-            serde_json::from_slice(&std::fs::read(&files.config).expect("config")).expect("json");
+        let config = files.bert_config().expect("config");
         let model = Trainable::load(&files, &config).expect("load");
         let embedder = BertEmbedder::load(&files, DevicePref::Cpu).expect("embedder");
         let texts = ["hello world", "the walkers move in an ensemble of chains"];

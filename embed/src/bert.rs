@@ -1,6 +1,7 @@
 //! A BERT-family sentence model on candle: mean pooling, L2 normalisation.
 
 use crate::cpu::{CpuBert, Precision};
+use crate::model_files::{bad_model, read, weights_sha256};
 use crate::{EmbedError, Embedder, ModelFiles, ModelId, SpanText, SpanVectors};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
@@ -52,13 +53,6 @@ pub struct BertEmbedder {
     id: ModelId,
 }
 
-fn bad(path: &std::path::Path, message: impl ToString) -> EmbedError {
-    EmbedError::BadModel {
-        path: path.to_owned(),
-        message: message.to_string(),
-    }
-}
-
 impl BertEmbedder {
     /// Loads the model's files onto `device` with the fastest pass it has
     /// ([`Pass::Best`]).
@@ -82,23 +76,13 @@ impl BertEmbedder {
                 ));
             }
         };
-        let read = |p: &std::path::Path| {
-            std::fs::read(p).map_err(|source| EmbedError::Io {
-                path: p.to_owned(),
-                source,
-            })
-        };
-        let config: Config =
-            serde_json::from_slice(&read(&files.config)?).map_err(|e| bad(&files.config, e))?;
+        let config = files.bert_config()?;
         let max_tokens = max_tokens(files, &config)?;
 
         let weights = read(&files.weights)?;
-        let weights_sha256 = {
-            use sha2::{Digest, Sha256};
-            hex::encode(Sha256::digest(&weights))
-        };
+        let weights_sha256 = weights_sha256(&weights);
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .map_err(|e| bad(&files.weights, e))?;
+            .map_err(|e| bad_model(&files.weights, e))?;
         // A GPU always runs candle's forward.
         let precision = match (pass, device.is_cpu()) {
             (_, false) | (Pass::Candle, _) => None,
@@ -109,21 +93,21 @@ impl BertEmbedder {
             Some(p) => Some(CpuBert::load(&vb, &config, p)?),
             None => None,
         };
-        let model = BertModel::load(vb, &config).map_err(|e| bad(&files.weights, e))?;
+        let model = BertModel::load(vb, &config).map_err(|e| bad_model(&files.weights, e))?;
 
         let mut counter =
-            Tokenizer::from_file(&files.tokenizer).map_err(|e| bad(&files.tokenizer, e))?;
+            Tokenizer::from_file(&files.tokenizer).map_err(|e| bad_model(&files.tokenizer, e))?;
         counter.with_padding(None);
         counter
             .with_truncation(None)
-            .map_err(|e| bad(&files.tokenizer, e))?;
+            .map_err(|e| bad_model(&files.tokenizer, e))?;
         let mut tokenizer = counter.clone();
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: max_tokens,
                 ..TruncationParams::default()
             }))
-            .map_err(|e| bad(&files.tokenizer, e))?;
+            .map_err(|e| bad_model(&files.tokenizer, e))?;
         let _: Option<&PaddingParams> = tokenizer.get_padding();
         let forward = match (precision, device.is_cpu()) {
             (Some(p), _) => format!("cpu-{}", p.name()),
@@ -302,11 +286,9 @@ fn unit_mean<'a>(states: impl Iterator<Item = &'a [f32]>) -> Vec<f32> {
 fn max_tokens(files: &ModelFiles, config: &Config) -> Result<usize, EmbedError> {
     let from_sentence = match &files.sentence_config {
         Some(p) => {
-            let bytes = std::fs::read(p).map_err(|source| EmbedError::Io {
-                path: p.clone(),
-                source,
-            })?;
-            let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| bad(p, e))?;
+            let bytes = read(p)?;
+            let v: serde_json::Value =
+                serde_json::from_slice(&bytes).map_err(|e| bad_model(p, e))?;
             v.get("max_seq_length").and_then(serde_json::Value::as_u64)
         }
         None => None,

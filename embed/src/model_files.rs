@@ -133,6 +133,37 @@ fn from_dir(dir: &Path, id: &str, revision: &str) -> Result<ModelFiles, EmbedErr
     })
 }
 
+impl ModelFiles {
+    /// Parses `config.json` as a BERT configuration.
+    pub(crate) fn bert_config(
+        &self,
+    ) -> Result<candle_transformers::models::bert::Config, EmbedError> {
+        serde_json::from_slice(&read(&self.config)?).map_err(|e| bad_model(&self.config, e))
+    }
+}
+
+/// A model file's bytes.
+pub(crate) fn read(path: &Path) -> Result<Vec<u8>, EmbedError> {
+    std::fs::read(path).map_err(|source| EmbedError::Io {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// A model file that is there but cannot be used.
+pub(crate) fn bad_model(path: &Path, message: impl ToString) -> EmbedError {
+    EmbedError::BadModel {
+        path: path.to_owned(),
+        message: message.to_string(),
+    }
+}
+
+/// The sha256 a manifest records for a weights file.
+pub(crate) fn weights_sha256(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
