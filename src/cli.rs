@@ -207,6 +207,10 @@ pub struct BuildArgs {
     /// Build the other repositories when one fails (the failure is recorded in the manifest).
     #[arg(long)]
     pub keep_going: bool,
+    /// Where arXiv articles (`articles:` in repositories.yml) are downloaded
+    /// from: arxiv.org, or a mirror. Citations link to arxiv.org either way.
+    #[arg(long, env = "CAIRN_ARXIV_URL", default_value = cairn_pipeline::articles::DEFAULT_ARXIV_URL)]
+    pub arxiv_url: String,
     /// Build only shard I of N (1-based) into a part folder at --out, for --merge.
     #[arg(long, conflicts_with = "merge")]
     pub shard: Option<String>,

@@ -165,6 +165,11 @@ impl LineSpan {
         (self.end.min(other.end) + 1).saturating_sub(self.start.max(other.start))
     }
 
+    /// Whether every line of `other` lies within this span.
+    pub fn contains_span(&self, other: &LineSpan) -> bool {
+        self.start <= other.start && other.end <= self.end
+    }
+
     /// The smallest span covering both.
     pub fn union(&self, other: &LineSpan) -> LineSpan {
         LineSpan {

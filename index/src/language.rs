@@ -44,6 +44,10 @@ pub enum Language {
     Rst,
     /// `.tex`
     Latex,
+    /// `.bib`
+    Bibtex,
+    /// `.pdf`: read as the text extracted from its pages.
+    Pdf,
     /// `.ipynb`: read as its cells.
     Notebook,
     /// `.yml .yaml`
@@ -87,6 +91,8 @@ impl Language {
             "md" | "markdown" => Self::Markdown,
             "rst" => Self::Rst,
             "tex" => Self::Latex,
+            "bib" => Self::Bibtex,
+            "pdf" => Self::Pdf,
             "ipynb" => Self::Notebook,
             "yml" | "yaml" => Self::Yaml,
             "toml" => Self::Toml,
@@ -117,6 +123,8 @@ impl Language {
             Self::Markdown => "markdown",
             Self::Rst => "rst",
             Self::Latex => "latex",
+            Self::Bibtex => "bibtex",
+            Self::Pdf => "pdf",
             Self::Notebook => "notebook",
             Self::Yaml => "yaml",
             Self::Toml => "toml",

@@ -38,7 +38,7 @@ pub use language::Language;
 pub use layout::{IndexRoot, LayoutError, VersionWriter};
 pub use lines::LineIndex;
 pub use manifest::{FORMAT_VERSION, Manifest, OLDEST_READABLE_FORMAT};
-pub use records::{ChunkRecord, DocRecord, Doctype, SubchunkRecord};
+pub use records::{ChunkRecord, DocRecord, Doctype, PdfSource, SubchunkRecord};
 pub use rows::Rows;
 pub use snapshot::{OpenError, Snapshot};
 pub use verify::{VerifyReport, verify, verify_version};

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The format this code writes (5: `trigrams.bin`, `definitions.json`).
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 /// The first format with `trigrams.bin` and `definitions.json`.
 pub const TRIGRAMS_SINCE: u32 = 5;
 /// The oldest format this code can still read.
@@ -98,6 +98,11 @@ pub struct RepoRecord {
     /// What the repository is, from repositories.yml.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+    /// Set when this entry is an article from repositories.yml's `articles:`
+    /// rather than a git repository: `url` is then the PDF fetched and
+    /// `web_url` the article's landing page (arXiv abstract, DOI).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub article: bool,
 }
 
 /// Totals of a version.
@@ -158,6 +163,14 @@ pub enum SkipReason {
     NotAFile,
     /// A file or folder name that is not UTF-8 (it could not be a doc_id).
     NonUtf8Path,
+    /// A PDF that needs a password.
+    Encrypted,
+    /// A PDF whose structure could not be read (corrupt or truncated).
+    Unreadable,
+    /// A PDF with no extractable text (scanned pages, figures only).
+    NoText,
+    /// A PDF whose text took longer than the build's limit to extract.
+    ExtractTimeout,
 }
 
 impl SkipReason {
@@ -176,6 +189,10 @@ impl SkipReason {
             SkipReason::Empty => "empty",
             SkipReason::NotAFile => "not-a-file",
             SkipReason::NonUtf8Path => "non-utf8-path",
+            SkipReason::Encrypted => "encrypted",
+            SkipReason::Unreadable => "unreadable",
+            SkipReason::NoText => "no-text",
+            SkipReason::ExtractTimeout => "extract-timeout",
         }
     }
 }

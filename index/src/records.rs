@@ -22,11 +22,14 @@ pub enum Doctype {
     Test,
     /// Configuration and build files (.yml, .toml, .cfg, .ini, setup.py …).
     Config,
+    /// Articles: PDFs, LaTeX sources and BibTeX files, in a repository or
+    /// listed under `articles:` in repositories.yml.
+    Paper,
 }
 
 impl Doctype {
     /// Every doctype, in a stable order.
-    pub const ALL: [Doctype; 7] = [
+    pub const ALL: [Doctype; 8] = [
         Doctype::Code,
         Doctype::Doc,
         Doctype::Readme,
@@ -34,6 +37,7 @@ impl Doctype {
         Doctype::Example,
         Doctype::Test,
         Doctype::Config,
+        Doctype::Paper,
     ];
 
     /// The lowercase name used in the API and filters.
@@ -46,6 +50,7 @@ impl Doctype {
             Doctype::Example => "example",
             Doctype::Test => "test",
             Doctype::Config => "config",
+            Doctype::Paper => "paper",
         }
     }
 
@@ -89,6 +94,42 @@ pub struct DocRecord {
     /// Access groups; empty means public.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
+    /// For a document whose text was extracted from a PDF: the PDF and its pages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pdf: Option<PdfSource>,
+}
+
+/// The PDF a document's text was extracted from. The document's own `sha256`
+/// and `size` are those of the extracted text (what the content store holds
+/// and `verify` checks); these are the PDF's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PdfSource {
+    /// sha256 of the PDF's bytes.
+    pub sha256: String,
+    /// Size of the PDF in bytes.
+    pub size: u64,
+    /// The first line of each page in the extracted text, page 1 first.
+    pub page_starts: Vec<u32>,
+}
+
+impl PdfSource {
+    /// The page holding `line`, and the line's number within that page (both 1-based).
+    pub fn page_of(&self, line: u32) -> Option<(u32, u32)> {
+        let i = self.page_starts.partition_point(|&s| s <= line);
+        let start = *self.page_starts.get(i.checked_sub(1)?)?;
+        Some((i as u32, line - start + 1))
+    }
+
+    /// Whether the page starts are a valid map of a text of `line_count` lines:
+    /// page 1 starts at line 1 and every page starts after the one before.
+    pub fn is_valid_for(&self, line_count: u32) -> bool {
+        self.page_starts.first() == Some(&1)
+            && self.page_starts.windows(2).all(|w| w[0] < w[1])
+            && self
+                .page_starts
+                .last()
+                .is_some_and(|&l| l <= line_count.max(1))
+    }
 }
 
 /// One chunk: an exact line span of one document.

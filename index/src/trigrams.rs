@@ -343,6 +343,7 @@ mod tests {
                     line_count: 1,
                     content_offset: content.len() as u64,
                     groups: Vec::new(),
+                    pdf: None,
                 };
                 content.extend_from_slice(t.as_bytes());
                 d

@@ -122,6 +122,14 @@ pub fn verify_version(
                 doc.doc_id
             ));
         }
+        if let Some(pdf) = &doc.pdf
+            && !pdf.is_valid_for(doc.line_count)
+        {
+            problems.push(format!(
+                "{}: its page starts do not fit its lines",
+                doc.doc_id
+            ));
+        }
     }
 
     let chunks: Vec<ChunkRecord> = match read_records(dir, files::CHUNKS) {

@@ -4,11 +4,13 @@
 //! Every error names `file:line:column`. Unknown keys are errors, not silent
 //! defaults.
 
+use crate::articles::RawArticle;
+pub use crate::articles::{ArticleSource, ArticleSpec};
 pub use cairn_index::PathWeights;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// A configuration error, located in its file.
@@ -36,7 +38,7 @@ pub enum ConfigError {
     },
 }
 
-fn at<T>(path: &Path, s: &Spanned<T>, message: impl Into<String>) -> ConfigError {
+pub(crate) fn at<T>(path: &Path, s: &Spanned<T>, message: impl Into<String>) -> ConfigError {
     ConfigError::At {
         path: path.to_owned(),
         line: s.referenced.line(),
@@ -103,11 +105,45 @@ pub struct RepoConfig {
     pub exclude: Vec<String>,
     /// Access groups (the repo's own, else its category's); empty means public.
     pub groups: Vec<String>,
+    /// Set for an article from `articles:`: a PDF fetched as one document, not a git repository.
+    pub article: Option<ArticleSpec>,
     include_set: Option<GlobSet>,
     exclude_set: GlobSet,
 }
 
+/// What an article's config holds beyond its category and name.
+pub(crate) struct ArticleParts {
+    pub(crate) url: String,
+    pub(crate) fetch_url: String,
+    pub(crate) web_url: String,
+    pub(crate) toolkit: String,
+    pub(crate) groups: Vec<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) spec: ArticleSpec,
+}
+
 impl RepoConfig {
+    /// The config of an article listed under `articles:`.
+    pub(crate) fn article(category: &str, name: &str, parts: ArticleParts) -> Self {
+        Self {
+            category: category.to_owned(),
+            name: name.to_owned(),
+            url: parts.url,
+            fetch_url: parts.fetch_url,
+            web_url: parts.web_url,
+            pin: None,
+            description: parts.description,
+            token_env: None,
+            toolkit: parts.toolkit,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            groups: parts.groups,
+            article: Some(parts.spec),
+            include_set: None,
+            exclude_set: GlobSet::empty(),
+        }
+    }
+
     /// The same repository at another ref, indexed as its own documents:
     /// `<category>/<name>@<ref>/<path>` (a name holds no `@`, so the ids stay apart).
     pub fn at_ref(&self, r: &str) -> Self {
@@ -197,6 +233,52 @@ impl<'de> Deserialize<'de> for RawCategory {
     }
 }
 
+/// The whole file: categories of repositories, and the reserved key `articles`.
+struct RawFile {
+    categories: Vec<(Spanned<String>, RawCategory)>,
+    articles: Vec<Spanned<RawArticle>>,
+}
+
+impl<'de> Deserialize<'de> for RawFile {
+    // Keys are read one by one so that `articles` takes its own shape and
+    // every value keeps its source location.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawFile;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a mapping of categories to repositories (and an optional `articles` list)",
+                )
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawFile, A::Error> {
+                let mut file = RawFile {
+                    categories: Vec::new(),
+                    articles: Vec::new(),
+                };
+                let mut seen = HashSet::new();
+                while let Some(key) = map.next_key::<Spanned<String>>()? {
+                    if !seen.insert(key.value.clone()) {
+                        return Err(A::Error::custom(format!("duplicate key {:?}", key.value)));
+                    }
+                    if key.value == ARTICLES_KEY {
+                        file.articles = map.next_value()?;
+                    } else {
+                        let value = map.next_value()?;
+                        file.categories.push((key, value));
+                    }
+                }
+                Ok(file)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The top-level key listing articles rather than a category's repositories.
+pub const ARTICLES_KEY: &str = "articles";
+
 impl Registry {
     /// Reads and validates `path`.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
@@ -206,14 +288,13 @@ impl Registry {
 
     /// Validates `text` as if read from `path`.
     pub fn parse(path: &Path, text: &str) -> Result<Self, ConfigError> {
-        let raw: HashMap<Spanned<String>, RawCategory> =
-            serde_saphyr::from_str(text).map_err(|e| yaml_error(path, &e))?;
+        let file: RawFile = serde_saphyr::from_str(text).map_err(|e| yaml_error(path, &e))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let mut names: HashSet<String> = HashSet::new();
         let mut repos = Vec::new();
         // Categories sorted by name, repositories in file order: the same file always
         // gives the same registry.
-        let mut raw: Vec<_> = raw.into_iter().collect();
+        let mut raw = file.categories;
         raw.sort_by(|a, b| a.0.value.cmp(&b.0.value));
         for (category, value) in raw {
             check_segment(path, &category, "category")?;
@@ -259,6 +340,13 @@ impl Registry {
                 repos.extend(extra);
             }
         }
+        // Articles follow the repositories, in file order.
+        repos.extend(crate::articles::configs(
+            path,
+            base,
+            file.articles,
+            &mut names,
+        )?);
         if repos.is_empty() {
             return Err(ConfigError::At {
                 path: path.to_owned(),
@@ -274,7 +362,11 @@ impl Registry {
     }
 }
 
-fn check_segment(path: &Path, s: &Spanned<String>, what: &str) -> Result<(), ConfigError> {
+pub(crate) fn check_segment(
+    path: &Path,
+    s: &Spanned<String>,
+    what: &str,
+) -> Result<(), ConfigError> {
     let v = &s.value;
     let ok = !v.is_empty()
         && v != "."
@@ -418,6 +510,7 @@ fn validate_repo(
         include: r.include.into_iter().map(|g| g.value).collect(),
         exclude: r.exclude.into_iter().map(|g| g.value).collect(),
         groups: groups_src.iter().map(|g| g.value.clone()).collect(),
+        article: None,
         include_set,
         exclude_set,
     })
@@ -588,7 +681,7 @@ fn split_userinfo(url: &str) -> (&str, Option<&str>, &str) {
 /// Whether `url` carries a secret: a password (`user:pass@`) anywhere, or
 /// a bare `token@` on an http(s) URL. `git@host:…` and `ssh://git@host/…`
 /// name a user, not a secret.
-fn has_credentials(url: &str) -> bool {
+pub(crate) fn has_credentials(url: &str) -> bool {
     let Some(user) = split_userinfo(url).1 else {
         return false;
     };
@@ -706,6 +799,21 @@ pub struct BuildSettings {
     /// serialized settings at its default, so smaller indexes keep their version.
     #[serde(skip_serializing_if = "is_default_ann_min_rows")]
     pub ann_min_rows: usize,
+    /// PDFs larger than this are skipped unread (bytes). Left out of the
+    /// serialized settings at its default, like `ann_min_rows`.
+    #[serde(skip_serializing_if = "is_default_max_pdf_bytes")]
+    pub max_pdf_bytes: u64,
+    /// Seconds one PDF's text may take to extract before the file is skipped.
+    #[serde(skip_serializing_if = "is_default_pdf_seconds")]
+    pub pdf_seconds: f64,
+}
+
+fn is_default_max_pdf_bytes(n: &u64) -> bool {
+    *n == crate::pdf::PdfLimits::default().max_bytes
+}
+
+fn is_default_pdf_seconds(s: &f64) -> bool {
+    *s == crate::pdf::PdfLimits::default().timeout.as_secs_f64()
 }
 
 /// Rows below which a version gets no graphs.
@@ -747,11 +855,26 @@ impl Default for BuildSettings {
             subchunk_min_lines: 3,
             subchunk_vectors: SubchunkVectors::default(),
             ann_min_rows: DEFAULT_ANN_MIN_ROWS,
+            max_pdf_bytes: crate::pdf::PdfLimits::default().max_bytes,
+            pdf_seconds: crate::pdf::PdfLimits::default().timeout.as_secs_f64(),
         }
     }
 }
 
 impl BuildSettings {
+    /// The size and extraction bounds files are read under.
+    pub fn read_limits(&self) -> crate::documents::ReadLimits {
+        crate::documents::ReadLimits {
+            max_file_bytes: self.max_file_bytes,
+            pdf: crate::pdf::PdfLimits {
+                max_bytes: self.max_pdf_bytes,
+                timeout: std::time::Duration::try_from_secs_f64(self.pdf_seconds)
+                    .unwrap_or(std::time::Duration::ZERO),
+                ..crate::pdf::PdfLimits::default()
+            },
+        }
+    }
+
     /// Reads `path` over the defaults.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let text = read(path)?;
@@ -770,6 +893,14 @@ impl BuildSettings {
                     ),
                 });
             }
+        }
+        if !(s.pdf_seconds.is_finite() && s.pdf_seconds > 0.0) {
+            return Err(ConfigError::At {
+                path: path.to_owned(),
+                line: 1,
+                column: 1,
+                message: "pdf_seconds must be a positive number of seconds".to_owned(),
+            });
         }
         Ok(s)
     }

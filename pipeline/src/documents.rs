@@ -1,10 +1,21 @@
 //! Reading a commit's files and deciding what each one is: index it (with its
-//! doctype and language) or skip it (with the reason).
+//! doctype and language) or skip it (with the reason). A PDF's document is
+//! the text `pdf` extracts from it.
 
 use crate::config::RepoConfig;
+use crate::pdf::PdfLimits;
 use cairn_index::manifest::SkipReason;
-use cairn_index::{Doctype, Language};
+use cairn_index::{Doctype, Language, PdfSource};
 use git2::{ObjectType, Oid, Repository};
+
+/// How large a file may be before it is skipped unread.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadLimits {
+    /// Any text file (bytes).
+    pub max_file_bytes: u64,
+    /// PDFs: their size, and the bounds on extracting their text.
+    pub pdf: PdfLimits,
+}
 
 /// A text file to index.
 #[derive(Clone, Debug)]
@@ -17,6 +28,8 @@ pub struct SourceDoc {
     pub doctype: Doctype,
     /// Language by extension.
     pub language: Language,
+    /// The PDF `text` was extracted from, when it was.
+    pub pdf: Option<PdfSource>,
 }
 
 /// A file that was not indexed.
@@ -35,7 +48,7 @@ pub fn read_commit(
     repo: &Repository,
     commit: Oid,
     cfg: &RepoConfig,
-    max_bytes: u64,
+    limits: &ReadLimits,
 ) -> Result<(Vec<SourceDoc>, Vec<Skipped>), git2::Error> {
     let tree = repo.find_commit(commit)?.tree()?;
     let mut entries: Vec<Entry> = Vec::new();
@@ -59,6 +72,11 @@ pub fn read_commit(
         // its size is never read (a 400 MB excluded file costs nothing).
         let (size, _) = odb.read_header(oid)?;
         let size = size as u64;
+        let max_bytes = if is_pdf(&path) {
+            limits.pdf.max_bytes
+        } else {
+            limits.max_file_bytes
+        };
         let verdict = if !cfg.wants(&path) {
             Err(SkipReason::Excluded)
         } else if is_vendored(&path) {
@@ -67,6 +85,8 @@ pub fn read_commit(
             Err(SkipReason::Generated)
         } else if size > max_bytes {
             Err(SkipReason::TooLarge)
+        } else if is_pdf(&path) {
+            classify_pdf(&path, repo.find_blob(oid)?.content(), limits.pdf)
         } else {
             classify(&path, repo.find_blob(oid)?.content())
         };
@@ -128,6 +148,33 @@ fn walk(
     Ok(())
 }
 
+/// Whether `path` is read as a PDF.
+pub fn is_pdf(path: &str) -> bool {
+    extension(path) == "pdf"
+}
+
+/// The document of a PDF: its extracted text, with the PDF's sha256, size and pages.
+pub fn classify_pdf(path: &str, bytes: &[u8], limits: PdfLimits) -> Result<SourceDoc, SkipReason> {
+    if bytes.is_empty() {
+        return Err(SkipReason::Empty);
+    }
+    if bytes.starts_with(b"version https://git-lfs.github.com/spec/") {
+        return Err(SkipReason::LfsPointer);
+    }
+    let extracted = crate::pdf::extract(bytes, limits)?;
+    Ok(SourceDoc {
+        path: path.to_owned(),
+        text: extracted.text,
+        doctype: Doctype::Paper,
+        language: Language::Pdf,
+        pdf: Some(PdfSource {
+            sha256: cairn_index::sha256_hex(bytes),
+            size: bytes.len() as u64,
+            page_starts: extracted.page_starts,
+        }),
+    })
+}
+
 /// Decides whether the bytes of `path` are indexable text, and what kind.
 pub fn classify(path: &str, bytes: &[u8]) -> Result<SourceDoc, SkipReason> {
     let ext = extension(path);
@@ -157,14 +204,15 @@ pub fn classify(path: &str, bytes: &[u8]) -> Result<SourceDoc, SkipReason> {
         text: text.to_owned(),
         doctype,
         language,
+        pdf: None,
     })
 }
 
 const BINARY_EXTENSIONS: &[&str] = &[
-    "png", "jpg", "jpeg", "gif", "bmp", "ico", "pdf", "eps", "ps", "zip", "gz", "tgz", "bz2", "xz",
-    "zst", "tar", "npy", "npz", "fits", "fit", "fz", "h5", "hdf5", "pkl", "pickle", "so", "dylib",
-    "dll", "exe", "o", "a", "whl", "pyc", "woff", "woff2", "ttf", "otf", "mp4", "mov", "wav",
-    "mp3", "svgz", "xlsx", "docx", "pptx", "sqlite", "db", "mat", "sav",
+    "png", "jpg", "jpeg", "gif", "bmp", "ico", "eps", "ps", "zip", "gz", "tgz", "bz2", "xz", "zst",
+    "tar", "npy", "npz", "fits", "fit", "fz", "h5", "hdf5", "pkl", "pickle", "so", "dylib", "dll",
+    "exe", "o", "a", "whl", "pyc", "woff", "woff2", "ttf", "otf", "mp4", "mov", "wav", "mp3",
+    "svgz", "xlsx", "docx", "pptx", "sqlite", "db", "mat", "sav",
 ];
 
 /// Lowercase extension without the dot ("" when none).
@@ -333,6 +381,9 @@ pub fn doctype(path: &str) -> Doctype {
     if CONFIG_NAMES.contains(&name.as_str()) || name.starts_with("requirements") {
         return Doctype::Config;
     }
+    if matches!(ext.as_str(), "pdf" | "tex" | "bib") {
+        return Doctype::Paper;
+    }
     let is_code = CODE_EXTENSIONS.contains(&ext.as_str());
     if is_code
         && (dirs
@@ -402,8 +453,16 @@ mod tests {
         let text = "x:\n  - name: r\n    url: ./r\n    web_url: https://example.org/r\n    exclude: [\"huge.py\"]\n";
         std::fs::write(&yml, text).expect("write");
         let registry = crate::config::Registry::load(&yml).expect("config");
-        let (docs, skipped) =
-            read_commit(&repo, commit, &registry.repos[0], 100_000).expect("read");
+        let (docs, skipped) = read_commit(
+            &repo,
+            commit,
+            &registry.repos[0],
+            &ReadLimits {
+                max_file_bytes: 100_000,
+                pdf: PdfLimits::default(),
+            },
+        )
+        .expect("read");
         assert_eq!(docs.len(), 1);
         let reasons: Vec<(&str, u64, SkipReason)> = skipped
             .iter()
@@ -437,6 +496,9 @@ mod tests {
         assert_eq!(doctype("setup.py"), Doctype::Config);
         assert_eq!(doctype("pyproject.toml"), Doctype::Config);
         assert_eq!(doctype("LICENSE"), Doctype::Doc);
+        assert_eq!(doctype("documents/parameter_names.pdf"), Doctype::Paper);
+        assert_eq!(doctype("joss/paper.tex"), Doctype::Paper);
+        assert_eq!(doctype("paper/paper.bib"), Doctype::Paper);
     }
 
     #[test]

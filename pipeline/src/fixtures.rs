@@ -103,6 +103,101 @@ impl Sandbox {
             device: DevicePref::Cpu,
             keep: cairn_index::layout::DEFAULT_KEEP,
             keep_going: false,
+            arxiv_url: crate::articles::DEFAULT_ARXIV_URL.to_owned(),
         }
     }
+}
+
+/// A PDF whose pages hold `pages`' lines in Helvetica, top down. A line
+/// starting `@rot ` is drawn turned 90° with each word placed on its own (as
+/// a landscape table's cells are), and `@image` stands for a page with a
+/// drawn shape and no text.
+pub fn pdf(pages: &[&[&str]]) -> Vec<u8> {
+    use lopdf::content::{Content, Operation};
+    use lopdf::{Document, Object, Stream, dictionary};
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+    });
+    let resources = doc.add_object(dictionary! { "Font" => dictionary! { "F1" => font } });
+    let at = |a: i64, b: i64, c: i64, d: i64, x: i64, y: i64| {
+        Operation::new(
+            "Tm",
+            vec![a.into(), b.into(), c.into(), d.into(), x.into(), y.into()],
+        )
+    };
+    let mut kids: Vec<Object> = Vec::new();
+    for lines in pages {
+        let mut ops = vec![
+            Operation::new("BT", vec![]),
+            Operation::new("Tf", vec!["F1".into(), 11.into()]),
+        ];
+        for (i, line) in lines.iter().enumerate() {
+            let i = i as i64;
+            if *line == "@image" {
+                ops.push(Operation::new("ET", vec![]));
+                ops.push(Operation::new(
+                    "re",
+                    vec![100.into(), 100.into(), 300.into(), 300.into()],
+                ));
+                ops.push(Operation::new("f", vec![]));
+                ops.push(Operation::new("BT", vec![]));
+            } else if let Some(words) = line.strip_prefix("@rot ") {
+                let mut along = 100;
+                for w in words.split_whitespace() {
+                    ops.push(at(0, 1, -1, 0, 100 + 14 * i, along));
+                    ops.push(Operation::new("Tj", vec![Object::string_literal(w)]));
+                    along += 7 * w.len() as i64 + 12;
+                }
+            } else {
+                ops.push(at(1, 0, 0, 1, 72, 750 - 14 * i));
+                ops.push(Operation::new("Tj", vec![Object::string_literal(*line)]));
+            }
+        }
+        ops.push(Operation::new("ET", vec![]));
+        let content = Content { operations: ops }.encode().expect("content");
+        let contents = doc.add_object(Stream::new(dictionary! {}, content));
+        kids.push(
+            doc.add_object(dictionary! {
+                "Type" => "Page", "Parent" => pages_id, "Contents" => contents,
+            })
+            .into(),
+        );
+    }
+    let count = kids.len() as i64;
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages", "Kids" => kids, "Count" => count, "Resources" => resources,
+            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+        }),
+    );
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
+    let mut out = Vec::new();
+    doc.save_to(&mut out).expect("save");
+    out
+}
+
+/// `pdf(pages)` with an `/Encrypt` entry in its trailer: a reader asks for a password.
+pub fn encrypted_pdf(pages: &[&[&str]]) -> Vec<u8> {
+    use lopdf::{Document, dictionary};
+    let mut doc = Document::load_mem(&pdf(pages)).expect("reload");
+    let encrypt = doc.add_object(dictionary! {
+        "Filter" => "Standard", "V" => 2, "R" => 3, "Length" => 128, "P" => -44,
+        "O" => lopdf::Object::string_literal(vec![7u8; 32]),
+        "U" => lopdf::Object::string_literal(vec![9u8; 32]),
+    });
+    doc.trailer.set("Encrypt", encrypt);
+    doc.trailer.set(
+        "ID",
+        vec![
+            lopdf::Object::string_literal(vec![1u8; 16]),
+            lopdf::Object::string_literal(vec![1u8; 16]),
+        ],
+    );
+    let mut out = Vec::new();
+    doc.save_to(&mut out).expect("save");
+    out
 }

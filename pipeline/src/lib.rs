@@ -2,7 +2,9 @@
 //!
 //! Data flow: [`config`] parses and validates the YAML; [`sync`] fetches each
 //! repository into a bare git cache and resolves the commit; [`documents`]
-//! reads and classifies every file of that commit; [`chunk`] cuts documents
+//! reads and classifies every file of that commit (a PDF through [`pdf`]'s
+//! text extraction), and [`articles`] fetches the PDFs listed under
+//! `articles:`; [`chunk`] cuts documents
 //! into exact line spans by structure; [`mod@build`] embeds the chunks (reusing
 //! [`embed_cache`]), writes every file of a version through `cairn-index`, and
 //! publishes it; a build can also run as shards on several machines, each
@@ -10,6 +12,8 @@
 //! Depends on `cairn-index` and `cairn-embed`; nothing depends on it but the
 //! `cairn` binary.
 
+pub mod articles;
+pub mod bibtex;
 pub mod build;
 pub mod chunk;
 pub mod config;
@@ -19,6 +23,7 @@ pub mod embed_cache;
 pub mod fixtures;
 pub mod pairs;
 pub mod part;
+pub mod pdf;
 pub mod report;
 pub mod sync;
 

@@ -102,6 +102,9 @@ pub struct PartDoc {
     pub text: String,
     /// Its doctype.
     pub doctype: Doctype,
+    /// The PDF its text came from, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pdf: Option<cairn_index::PdfSource>,
 }
 
 /// One skipped file as a part stores it.
@@ -138,6 +141,7 @@ impl PartRepo {
                 path: d.path.clone(),
                 text: d.text.clone(),
                 doctype: d.doctype,
+                pdf: d.pdf.clone(),
             })
             .collect()
     }

@@ -1,4 +1,6 @@
-//! GitHub links to a line span: on the default branch, and on the commit.
+//! GitHub links to a line span (or a PDF's page): on the default branch,
+//! and on the commit; an article's links to a page of its landing page and
+//! of the PDF fetched.
 
 use cairn_index::LineSpan;
 
@@ -38,12 +40,33 @@ fn encode_path(path: &str) -> String {
 pub fn blob_link(web_url: &str, rev: &str, path: &str, span: LineSpan) -> String {
     let plain = if rendered(path) { "?plain=1" } else { "" };
     format!(
-        "{}/blob/{}/{}{plain}#L{}-L{}",
-        web_url.trim_end_matches('/'),
-        encode_path(rev),
-        encode_path(path),
+        "{}{plain}#L{}-L{}",
+        blob_url(web_url, rev, path),
         span.start,
         span.end
+    )
+}
+
+/// `<web_url>/blob/<rev>/<path>#page=<page>`: a PDF in a repository, opened at a page.
+pub fn blob_page_link(web_url: &str, rev: &str, path: &str, page: u32) -> String {
+    page_link(&blob_url(web_url, rev, path), page)
+}
+
+/// `<url>#page=<page>` (an empty `url` stays empty: nothing to link to).
+pub fn page_link(url: &str, page: u32) -> String {
+    if url.is_empty() {
+        return String::new();
+    }
+    let base = url.split_once('#').map_or(url, |(b, _)| b);
+    format!("{base}#page={page}")
+}
+
+fn blob_url(web_url: &str, rev: &str, path: &str) -> String {
+    format!(
+        "{}/blob/{}/{}",
+        web_url.trim_end_matches('/'),
+        encode_path(rev),
+        encode_path(path)
     )
 }
 
@@ -76,5 +99,27 @@ mod tests {
             blob_link("https://github.com/x/y", "abc", "my dir/a#b.py", s),
             "https://github.com/x/y/blob/abc/my%20dir/a%23b.py#L3-L9"
         );
+    }
+
+    #[test]
+    fn page_links() {
+        assert_eq!(
+            blob_page_link(
+                "https://github.com/rpoleski/MulensModel",
+                "master",
+                "documents/parameter_names.pdf",
+                2
+            ),
+            "https://github.com/rpoleski/MulensModel/blob/master/documents/parameter_names.pdf#page=2"
+        );
+        assert_eq!(
+            page_link("https://arxiv.org/abs/1202.3665", 4),
+            "https://arxiv.org/abs/1202.3665#page=4"
+        );
+        assert_eq!(
+            page_link("https://x.org/a.pdf#page=9", 1),
+            "https://x.org/a.pdf#page=1"
+        );
+        assert_eq!(page_link("", 1), "");
     }
 }

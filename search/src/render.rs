@@ -34,6 +34,20 @@ impl fmt::Display for SearchResponse {
             if let (Some(fs), Some(fe)) = (h.focus_start, h.focus_end) {
                 writeln!(f, "    best lines: {fs}-{fe}")?;
             }
+            if let Some(p) = &h.page {
+                match p.end_page {
+                    Some(e) => writeln!(
+                        f,
+                        "    page {}, line {} to page {e}, line {}",
+                        p.page, p.start_line, p.end_line
+                    )?,
+                    None => writeln!(
+                        f,
+                        "    page {}, lines {}-{}",
+                        p.page, p.start_line, p.end_line
+                    )?,
+                }
+            }
             for line in h.snippet.lines() {
                 writeln!(f, "    | {line}")?;
             }

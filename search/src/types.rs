@@ -232,7 +232,7 @@ pub struct Filters {
     #[schemars(with = "Option<Vec<String>>")]
     #[arg(long, value_name = "TOOLKIT")]
     pub toolkit: Vec<String>,
-    /// Only these doctypes: code, doc, readme, notebook, example, test, config. In a query string: comma-separated.
+    /// Only these doctypes: code, doc, readme, notebook, example, test, config, paper (PDFs, LaTeX and BibTeX). In a query string: comma-separated.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(with = "Option<Vec<String>>")]
     #[arg(long, value_name = "DOCTYPE")]
@@ -470,11 +470,29 @@ pub struct Hit {
     pub content_sha256: String,
     /// The version answering.
     pub index_version: String,
+    /// For a PDF: the page the hit is on and its lines within that page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<PageCitation>,
     /// What the hit's lines define (functions, classes, constants, macros
     /// starting in its span), each with its line: where to go from a hit
     /// that is a definition.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub defines: Vec<crate::definitions::Defined>,
+}
+
+/// Where a span of a PDF's text lies in the PDF: a page, and lines counted
+/// from that page's first line (as a reader counts them on the page).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema, schemars::JsonSchema)]
+pub struct PageCitation {
+    /// The page the span starts on (1-based).
+    pub page: u32,
+    /// First line within that page.
+    pub start_line: u32,
+    /// Last line within its page (`end_page`'s when the span runs onto a later page).
+    pub end_line: u32,
+    /// The page the span ends on, when not `page`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_page: Option<u32>,
 }
 
 /// The answer to a search.
@@ -516,6 +534,9 @@ pub struct RetrieveResponse {
     pub total_lines: u32,
     /// The span asked for ran past the end or over the cap and was cut.
     pub clamped: bool,
+    /// For a PDF: the page the lines are on and their lines within it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<PageCitation>,
     /// On the default branch.
     pub github_url: String,
     /// On the exact commit.

@@ -18,6 +18,7 @@ pub fn run(a: BuildArgs) -> anyhow::Result<ExitCode> {
         device: a.device.into(),
         keep: a.keep,
         keep_going: a.keep_going,
+        arxiv_url: a.arxiv_url,
     };
     let reporter = progress::TermReporter::new();
     if let Some(shard) = a.shard {

@@ -17,6 +17,7 @@ mod install;
 mod mcp;
 mod oauth;
 mod ops;
+mod papers;
 mod publish;
 mod readme;
 mod real_model;

@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Bumped whenever chunking or the embedded text changes, so the version changes with it.
-const CHUNKER_VERSION: u32 = 4;
+const CHUNKER_VERSION: u32 = 5;
 /// Tokens kept free in each chunk for the header (repo, path, title).
 const HEADER_TOKENS: usize = 24;
 /// Texts sent to the model per call (progress granularity; the model batches within).
@@ -68,6 +68,8 @@ pub struct BuildOptions {
     pub keep: usize,
     /// Build the other repositories when one fails.
     pub keep_going: bool,
+    /// Where arXiv articles are fetched from (`articles:`); a mirror or a test server.
+    pub arxiv_url: String,
 }
 
 /// Why a build failed. Nothing was published.
@@ -113,6 +115,9 @@ pub enum BuildError {
     /// A part of a sharded build is unreadable or does not fit.
     #[error(transparent)]
     Part(#[from] PartError),
+    /// An article's PDF could not be fetched.
+    #[error(transparent)]
+    Article(#[from] crate::articles::FetchError),
 }
 
 impl BuildError {

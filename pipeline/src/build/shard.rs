@@ -60,6 +60,7 @@ pub fn build_shard(
                         path: d.path.clone(),
                         text: d.text.clone(),
                         doctype: d.doctype,
+                        pdf: d.pdf.clone(),
                     })
                     .collect(),
                 skipped: r

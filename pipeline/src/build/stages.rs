@@ -35,7 +35,13 @@ pub(super) fn sync_all(
             error: None,
             stale: false,
             description: cfg.description.clone().unwrap_or_default(),
+            article: cfg.article.is_some(),
         };
+        if let Some(spec) = &cfg.article {
+            out.push(article_docs(cfg, spec, record, opts, settings, reporter)?);
+            reporter.advance(1);
+            continue;
+        }
         let retrying = |e: &git2::Error, wait: std::time::Duration| {
             reporter.note(&format!(
                 "{}: {e}; retrying in {} s",
@@ -60,7 +66,7 @@ pub(super) fn sync_all(
             other => other,
         };
         let result = synced.map_err(BuildError::from).and_then(|s| {
-            let (docs, skipped) = read_commit(&s.repo, s.commit, cfg, settings.max_file_bytes)
+            let (docs, skipped) = read_commit(&s.repo, s.commit, cfg, &settings.read_limits())
                 .map_err(|source| BuildError::Tree {
                     repo: cfg.name.clone(),
                     source,
@@ -113,6 +119,99 @@ pub(super) fn sync_all(
         return Err(BuildError::NothingBuilt);
     }
     Ok(out)
+}
+
+/// An article's one document: its PDF fetched (or, when that fails and
+/// `--keep-going` is set, the copy a build fetched before), its text extracted.
+fn article_docs(
+    cfg: &RepoConfig,
+    spec: &crate::articles::ArticleSpec,
+    mut record: RepoRecord,
+    opts: &BuildOptions,
+    settings: &BuildSettings,
+    reporter: &dyn Reporter,
+) -> Result<RepoDocs, BuildError> {
+    let limits = settings.read_limits().pdf;
+    record.url = crate::articles::source_url(spec, &opts.arxiv_url);
+    if matches!(spec.source, crate::articles::ArticleSource::File(_)) {
+        // A local path is where this machine keeps it, not an address to cite.
+        record.url = cfg.url.clone();
+    }
+    let retrying = |message: &str, wait: std::time::Duration| {
+        reporter.note(&format!(
+            "{}: {message}; retrying in {} s",
+            cfg.name,
+            wait.as_secs()
+        ));
+    };
+    let fetched = crate::articles::fetch(
+        cfg,
+        spec,
+        &opts.cache,
+        &opts.arxiv_url,
+        limits.max_bytes,
+        Retry::default(),
+        retrying,
+    );
+    let mut skipped = Vec::new();
+    let bytes = match fetched {
+        Ok(b) => Some(b),
+        Err(crate::articles::FetchError {
+            skip: Some(reason),
+            message,
+            ..
+        }) => {
+            reporter.note(&format!("{}: skipped: {message}", cfg.name));
+            skipped.push(Skipped {
+                path: spec.file_name.clone(),
+                size: 0,
+                reason,
+            });
+            None
+        }
+        Err(e) if opts.keep_going => {
+            record.error = Some(e.to_string());
+            match crate::articles::cached(cfg, spec, &opts.cache) {
+                Some(b) => {
+                    reporter.note(&format!("STALE {e} (indexing the copy fetched before)"));
+                    record.stale = true;
+                    Some(b)
+                }
+                None => {
+                    reporter.note(&format!("FAILED {e} (continuing with the others)"));
+                    None
+                }
+            }
+        }
+        Err(e) => return Err(BuildError::Article(e)),
+    };
+    let mut docs = Vec::new();
+    if let Some(bytes) = bytes {
+        match crate::documents::classify_pdf(&spec.file_name, &bytes, limits) {
+            Ok(d) if DocId::new(&cfg.category, &cfg.name, &d.path).is_ok() => docs.push(d),
+            Ok(_) => {}
+            Err(reason) => {
+                reporter.note(&format!(
+                    "{}: {} skipped ({})",
+                    cfg.name,
+                    spec.file_name,
+                    reason.as_str()
+                ));
+                skipped.push(Skipped {
+                    path: spec.file_name.clone(),
+                    size: bytes.len() as u64,
+                    reason,
+                });
+            }
+        }
+    }
+    record.docs = docs.len();
+    Ok(RepoDocs {
+        cfg: cfg.clone(),
+        record,
+        docs,
+        skipped,
+    })
 }
 
 /// Each document's chunks, in registry order (the order `assemble` lists them).
@@ -200,6 +299,7 @@ pub(super) fn assemble(repos: &[RepoDocs]) -> (Vec<DocRecord>, Vec<u8>) {
                 line_count: LineIndex::new(d.text.as_bytes()).line_count(),
                 content_offset: content.len() as u64,
                 groups: r.cfg.groups.clone(),
+                pdf: d.pdf.clone(),
             });
             content.extend_from_slice(d.text.as_bytes());
         }

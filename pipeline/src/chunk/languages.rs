@@ -85,6 +85,15 @@ impl Grammar {
             | Language::Html
             | Language::Ini
             | Language::Text => plain,
+            Language::Bibtex => Grammar {
+                sections: bibtex_entries,
+                ..plain
+            },
+            // Pages and headings come from the extracted text (`chunk_document`).
+            Language::Pdf => Grammar {
+                sections: pdf_headings,
+                ..plain
+            },
         }
     }
 }
@@ -180,25 +189,175 @@ pub(super) fn rst_headings(lines: &[&str]) -> Vec<(u32, String)> {
     out
 }
 
+/// LaTeX sectioning commands (with `*` or not) and environments that start
+/// a unit, titled by their heading path under the document's `\title`
+/// (`emcee: The MCMC Hammer > Method > Sampling`).
 pub(super) fn latex_sections(lines: &[&str]) -> Vec<(u32, String)> {
-    lines
-        .iter()
-        .enumerate()
-        .filter_map(|(i, l)| {
-            let t = l.trim_start();
-            [
-                "\\chapter",
-                "\\section",
-                "\\subsection",
-                "\\subsubsection",
-                "\\paragraph",
-                "\\begin{table",
-            ]
-            .iter()
-            .any(|p| t.starts_with(p))
-            .then(|| (i as u32 + 1, t.chars().take(80).collect()))
+    const LEVELS: [&str; 5] = [
+        "chapter",
+        "section",
+        "subsection",
+        "subsubsection",
+        "paragraph",
+    ];
+    let root = lines.iter().find_map(|l| {
+        let rest = l.trim_start().strip_prefix("\\title")?;
+        // `\title[short]{long}`: the long form.
+        let rest = match rest.trim_start().strip_prefix('[') {
+            Some(r) => r.split_once(']').map_or(r, |(_, after)| after),
+            None => rest,
+        };
+        braced(rest).filter(|t| !t.is_empty())
+    });
+    let mut out = Vec::new();
+    let mut path: Vec<(usize, String)> = Vec::new();
+    let rooted = |path: &[(usize, String)]| match &root {
+        Some(r) if path.is_empty() => r.clone(),
+        Some(r) => format!("{r} > {}", join_path(path)),
+        None => join_path(path),
+    };
+    if root.is_some() {
+        out.push((1, rooted(&[])));
+    }
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        if t.starts_with('%') {
+            continue;
+        }
+        let Some(cmd) = t.strip_prefix('\\') else {
+            continue;
+        };
+        let name: String = cmd.chars().take_while(char::is_ascii_alphabetic).collect();
+        let rest = cmd[name.len()..].trim_start_matches('*');
+        if let Some(level) = LEVELS.iter().position(|l| *l == name) {
+            let title = braced(rest).unwrap_or_default();
+            path.retain(|(lv, _)| *lv < level);
+            path.push((level, title));
+            out.push((i as u32 + 1, rooted(&path)));
+        } else if name == "begin" {
+            let env = braced(rest).unwrap_or_default();
+            let env = env.trim_end_matches('*');
+            if matches!(env, "abstract" | "table" | "thebibliography") {
+                let mut titled = path.clone();
+                titled.push((usize::MAX, env.to_owned()));
+                out.push((i as u32 + 1, rooted(&titled)));
+            }
+        }
+    }
+    out
+}
+
+/// The text of the `{…}` group `s` starts with (nested groups and commands
+/// inside kept as their words), cut to 80 characters.
+fn braced(s: &str) -> Option<String> {
+    let s = s.trim_start();
+    let inner = s.strip_prefix('{')?;
+    let mut depth = 1usize;
+    let mut out = String::new();
+    for c in inner.chars() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            '\\' | '~' => out.push(' '),
+            _ => out.push(c),
+        }
+    }
+    Some(
+        out.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .take(80)
+            .collect(),
+    )
+}
+
+/// A `.bib` file's entries, each titled `key: title`.
+pub(super) fn bibtex_entries(lines: &[&str]) -> Vec<(u32, String)> {
+    let text = lines.join("\n");
+    crate::bibtex::entries(&text)
+        .into_iter()
+        .map(|e| {
+            let title = match e.field("title") {
+                Some(t) => format!("{}: {}", e.key, t.chars().take(80).collect::<String>()),
+                None => e.key,
+            };
+            (e.line, title)
         })
         .collect()
+}
+
+/// Headings found in a PDF's extracted text: numbered ones (`2.1 Point
+/// lenses`) nested by their numbers, and the usual unnumbered ones
+/// (Abstract, Introduction, References …) at the top level, all under the
+/// paper's title (its first line, when that reads as a title).
+pub(super) fn pdf_headings(lines: &[&str]) -> Vec<(u32, String)> {
+    let first = lines.iter().map(|l| l.trim()).find(|l| !l.is_empty());
+    let root = first.filter(|t| {
+        let words = t.split_whitespace().count();
+        pdf_heading(t).is_none()
+            && (2..=20).contains(&words)
+            && t.chars().count() <= 150
+            && t.chars().filter(|c| c.is_alphabetic()).count() * 2 >= t.chars().count()
+    });
+    let mut out = Vec::new();
+    if let Some(r) = root {
+        out.push((1, r.to_owned()));
+    }
+    let mut path: Vec<(usize, String)> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some((level, title)) = pdf_heading(l.trim()) else {
+            continue;
+        };
+        path.retain(|(lv, _)| *lv < level);
+        path.push((level, title));
+        let joined = join_path(&path);
+        out.push((
+            i as u32 + 1,
+            root.map_or(joined.clone(), |r| format!("{r} > {joined}")),
+        ));
+    }
+    out
+}
+
+fn pdf_heading(t: &str) -> Option<(usize, String)> {
+    const NAMED: [&str; 9] = [
+        "abstract",
+        "introduction",
+        "conclusions",
+        "conclusion",
+        "summary",
+        "references",
+        "acknowledgements",
+        "acknowledgments",
+        "appendix",
+    ];
+    if t.is_empty() || t.len() > 80 {
+        return None;
+    }
+    if NAMED.contains(&t.to_lowercase().as_str()) {
+        return Some((0, t.to_owned()));
+    }
+    let (number, title) = t.split_once(char::is_whitespace)?;
+    let number = number.strip_suffix('.').unwrap_or(number);
+    let parts: Vec<&str> = number.split('.').collect();
+    let numbered = parts.len() <= 4
+        && parts
+            .iter()
+            .all(|p| (1..=2).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()));
+    let title = title.trim();
+    let words = title.split_whitespace().count();
+    let letters = title.chars().filter(|c| c.is_alphabetic()).count();
+    let heading_like = title.chars().next().is_some_and(char::is_uppercase)
+        && (1..=10).contains(&words)
+        && letters * 10 >= title.chars().count() * 7
+        && !title.ends_with(['.', ',', ';', ':']);
+    (numbered && heading_like).then(|| (parts.len() - 1, format!("{number} {title}")))
 }
 
 /// `def name` / `class name` of a trimmed line.
@@ -345,4 +504,79 @@ pub(super) fn symbols(grammar: Grammar, lines: &[&str]) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latex_sections_nest_under_the_title() {
+        let lines = [
+            "\\documentclass{article}",
+            "\\title[emcee]{emcee: The {MCMC} Hammer}",
+            "\\begin{document}",
+            "\\begin{abstract}",
+            "% \\section{commented out}",
+            "\\section{The Algorithm}",
+            "\\subsection*{The stretch move}",
+            "\\section{Tests}",
+        ];
+        let got = latex_sections(&lines);
+        let want: Vec<(u32, String)> = [
+            (1, "emcee: The MCMC Hammer"),
+            (4, "emcee: The MCMC Hammer > abstract"),
+            (6, "emcee: The MCMC Hammer > The Algorithm"),
+            (
+                7,
+                "emcee: The MCMC Hammer > The Algorithm > The stretch move",
+            ),
+            (8, "emcee: The MCMC Hammer > Tests"),
+        ]
+        .iter()
+        .map(|(l, t)| (*l, (*t).to_owned()))
+        .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn pdf_headings_are_numbered_or_named_lines_under_the_first() {
+        let lines = [
+            "Methods to calculate magnification",
+            "Radek Poleski",
+            "1 Introduction",
+            "Models are fitted to 12 events.",
+            "2.1 Point lenses",
+            "3 4 5",
+            "10 The sampler is run until it converges.",
+            "References",
+        ];
+        let titles: Vec<String> = pdf_headings(&lines).into_iter().map(|(_, t)| t).collect();
+        assert_eq!(
+            titles,
+            [
+                "Methods to calculate magnification",
+                "Methods to calculate magnification > 1 Introduction",
+                "Methods to calculate magnification > 1 Introduction > 2.1 Point lenses",
+                "Methods to calculate magnification > References",
+            ]
+        );
+    }
+
+    #[test]
+    fn bibtex_entries_are_titled_by_key_and_title() {
+        let lines = [
+            "@article{fm13,",
+            "  title = {emcee: The MCMC Hammer},",
+            "}",
+            "@book{hogg}",
+        ];
+        assert_eq!(
+            bibtex_entries(&lines),
+            [
+                (1, "fm13: emcee: The MCMC Hammer".to_owned()),
+                (4, "hogg".to_owned())
+            ]
+        );
+    }
 }

@@ -117,6 +117,9 @@ pub fn chunk_document(
     } else {
         (sections_for(grammar, &raw), own_lines())
     };
+    // A PDF's chunks stay within one page: a citation is a page and lines on it.
+    let breaks: &[u32] = doc.pdf.as_ref().map_or(&[], |p| &p.page_starts);
+    let sections = split_at(sections, breaks);
     let display_refs: Vec<&str> = display.iter().map(String::as_str).collect();
     let tokens = count(&display_refs);
     let soft = soft_boundaries(grammar, &raw);
@@ -124,6 +127,7 @@ pub fn chunk_document(
         lines: &display_refs,
         tokens: &tokens,
         soft: &soft,
+        breaks,
         limits,
         grammar,
     };
@@ -131,6 +135,32 @@ pub fn chunk_document(
     let subchunks = ctx(subchunk_limits).drafts(sections);
     attach(&mut chunks, subchunks);
     chunks
+}
+
+/// Cuts every section that spans one of `breaks` (first lines of pages) at
+/// it; the piece after a break keeps the section's title.
+fn split_at(sections: Vec<Section>, breaks: &[u32]) -> Vec<Section> {
+    if breaks.is_empty() {
+        return sections;
+    }
+    let mut out = Vec::with_capacity(sections.len() + breaks.len());
+    for s in sections {
+        let mut start = s.start;
+        for &b in breaks.iter().filter(|&&b| b > s.start && b <= s.end) {
+            out.push(Section {
+                start,
+                end: b - 1,
+                title: s.title.clone(),
+            });
+            start = b;
+        }
+        out.push(Section {
+            start,
+            end: s.end,
+            title: s.title,
+        });
+    }
+    out
 }
 
 /// Gives each subchunk to the chunk it overlaps most (the first such chunk on a tie).
@@ -172,6 +202,7 @@ mod tests {
             text: text.into(),
             doctype: Doctype::Doc,
             language: cairn_index::Language::of_path(path),
+            pdf: None,
         }
     }
 

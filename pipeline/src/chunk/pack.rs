@@ -10,6 +10,9 @@ pub(super) struct Ctx<'a> {
     pub(super) lines: &'a [&'a str],
     pub(super) tokens: &'a [usize],
     pub(super) soft: &'a [bool],
+    /// Lines no chunk spans across (a PDF's page starts): sections are cut
+    /// there already, and packing never joins over them.
+    pub(super) breaks: &'a [u32],
     pub(super) limits: &'a ChunkLimits,
     pub(super) grammar: Grammar,
 }
@@ -125,7 +128,8 @@ pub(super) fn pack(ctx: &Ctx, sections: Vec<Section>) -> Vec<Section> {
             // A notebook's short markdown cell and the code cells after it belong
             // together, across the outputs between them; a titled (markdown)
             // cell starts a new chunk rather than trailing the code before it.
-            let starts_section = ctx.grammar.cells && !s.title.is_empty();
+            let starts_section = (ctx.grammar.cells && !s.title.is_empty())
+                || ctx.breaks.binary_search(&s.start).is_ok();
             if !starts_section
                 && (small(prev.start, prev.end) || small(s.start, s.end))
                 && ctx.fits(prev.start, s.end)

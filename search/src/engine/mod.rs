@@ -14,7 +14,7 @@ mod tree;
 pub use retrieve::Earlier;
 pub(crate) use search::evidence;
 
-use crate::links::blob_link;
+use crate::links::{blob_link, blob_page_link, page_link};
 use crate::query_vectors::{self, QueryVectors};
 use crate::rank::{self, Fused, Priors, RankedList, Source};
 use crate::runtime_weights::{RuntimeWeight, RuntimeWeights};
@@ -207,6 +207,17 @@ impl Engine {
         let d = &self.snap.docs[doc as usize];
         let repo = self.snap.manifest.repos.iter().find(|r| r.name == d.repo);
         let web = repo.map_or("", |r| r.web_url.as_str());
+        let page = self.page_of(doc, span).map(|p| p.page);
+        if let (Some(r), Some(page)) = (repo.filter(|r| r.article), page) {
+            // An article: its landing page, and the PDF fetched (a local
+            // file's path is no link: the landing page stands for it).
+            let pdf = if r.url.starts_with("https://") || r.url.starts_with("http://") {
+                r.url.as_str()
+            } else {
+                web
+            };
+            return (page_link(web, page), page_link(pdf, page));
+        }
         // A pinned repository's (and another ref's) branch link is the pin:
         // its lines are the pin's, not the default branch's.
         let branch = match d.repo.split_once('@') {
@@ -216,10 +227,30 @@ impl Engine {
                 .unwrap_or("HEAD"),
         };
         let commit = repo.and_then(|r| r.commit.as_deref()).unwrap_or(branch);
-        (
-            blob_link(web, branch, &d.path, span),
-            blob_link(web, commit, &d.path, span),
-        )
+        match page {
+            Some(page) => (
+                blob_page_link(web, branch, &d.path, page),
+                blob_page_link(web, commit, &d.path, page),
+            ),
+            None => (
+                blob_link(web, branch, &d.path, span),
+                blob_link(web, commit, &d.path, span),
+            ),
+        }
+    }
+
+    /// Where `span` of a document extracted from a PDF lies: its page and
+    /// its lines counted within that page (`None` for any other document).
+    pub(crate) fn page_of(&self, doc: u32, span: LineSpan) -> Option<crate::types::PageCitation> {
+        let pdf = self.snap.docs[doc as usize].pdf.as_ref()?;
+        let (page, start_line) = pdf.page_of(span.start)?;
+        let (end_page, end_line) = pdf.page_of(span.end)?;
+        Some(crate::types::PageCitation {
+            page,
+            start_line,
+            end_line,
+            end_page: (end_page != page).then_some(end_page),
+        })
     }
 
     /// Whether the caller may read `doc_id` in this version (`NotFound` when

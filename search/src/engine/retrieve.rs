@@ -120,6 +120,7 @@ impl Engine {
             raw_lines: text.raw_lines,
             total_lines: total,
             clamped: span != asked || cut,
+            page: self.page_of(doc, span),
             github_url,
             permalink,
             content_sha256: d.sha256.clone(),

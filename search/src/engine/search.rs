@@ -38,14 +38,14 @@ struct Candidates {
 }
 
 /// `span` grown to `min` lines (evenly, then on whichever side has room), within 1..=`total`.
-fn widen(span: LineSpan, min: u32, total: u32) -> LineSpan {
-    if span.len() >= min || total <= span.len() {
+fn widen(span: LineSpan, min: u32, within: LineSpan) -> LineSpan {
+    if span.len() >= min || within.len() <= span.len() {
         return span;
     }
     let grow = min - span.len();
-    let room_up = span.start - 1;
+    let room_up = span.start.saturating_sub(within.start);
     let up = (grow / 2).min(room_up);
-    let down = (grow - up).min(total - span.end);
+    let down = (grow - up).min(within.end.saturating_sub(span.end));
     let up = (grow - down).min(room_up);
     LineSpan {
         start: span.start - up,
@@ -295,7 +295,10 @@ impl Engine {
             let chunk = &self.snap.chunks[f.chunk as usize];
             let span = self.section_span(f.chunk);
             if let Some(d) = drafts.iter_mut().find(|d| {
-                d.doc == chunk.doc && d.span.start <= span.end + 1 && span.start <= d.span.end + 1
+                d.doc == chunk.doc
+                    && d.span.start <= span.end + 1
+                    && span.start <= d.span.end + 1
+                    && self.one_unit(d.doc, d.span, span)
             }) {
                 if d.span.union(&span).len() <= MAX_SPAN_LINES {
                     d.span = d.span.union(&span);
@@ -322,7 +325,11 @@ impl Engine {
         let mut merged: Vec<Draft> = Vec::with_capacity(drafts.len());
         for d in drafts {
             match merged.last_mut() {
-                Some(m) if m.doc == d.doc && d.span.start <= m.span.end + 1 => {
+                Some(m)
+                    if m.doc == d.doc
+                        && d.span.start <= m.span.end + 1
+                        && self.one_unit(m.doc, m.span, d.span) =>
+                {
                     m.span = m.span.union(&d.span);
                     if d.score > m.score {
                         (m.score, m.best, m.priors, m.title) = (d.score, d.best, d.priors, d.title);
@@ -342,7 +349,14 @@ impl Engine {
         merged
             .into_iter()
             .map(|d| {
-                let focus = self.focus(d.doc, d.best.chunk, d.span, qvec, &words);
+                // A PDF's focus stays on the hit's page, like its span.
+                let unit = self.unit_of(d.doc, d.span.start);
+                let focus = self
+                    .focus(d.doc, d.best.chunk, d.span, qvec, &words)
+                    .and_then(|f| {
+                        let (start, end) = (f.start.max(unit.start), f.end.min(unit.end));
+                        (start <= end).then_some(LineSpan { start, end })
+                    });
                 // An answer just past the span's edge: the hit follows it.
                 let span = match focus {
                     Some(f) if d.span.union(&f).len() <= MAX_SPAN_LINES => d.span.union(&f),
@@ -383,6 +397,7 @@ impl Engine {
                     permalink,
                     content_sha256: doc.sha256.clone(),
                     index_version: self.snap.version.to_string(),
+                    page: self.page_of(d.doc, d.span),
                     defines: self.defined_in(d.doc, d.span),
                 }
             })
@@ -399,8 +414,11 @@ impl Engine {
         let i = chunk as usize;
         let c = &chunks[i];
         let mut span = c.span;
+        let unit = self.unit_of(c.doc, c.span.start);
         if !c.title.is_empty() {
-            let same = |o: &cairn_index::ChunkRecord| o.doc == c.doc && o.title == c.title;
+            let same = |o: &cairn_index::ChunkRecord| {
+                o.doc == c.doc && o.title == c.title && unit.contains_span(&o.span)
+            };
             let mut lo = i;
             while lo > 0
                 && same(&chunks[lo - 1])
@@ -418,11 +436,34 @@ impl Engine {
                 span = span.union(&chunks[hi].span);
             }
         }
-        widen(
-            span,
-            MIN_HIT_LINES,
-            self.snap.docs[c.doc as usize].line_count,
-        )
+        widen(span, MIN_HIT_LINES, unit)
+    }
+
+    /// The lines a hit on `line` of `doc` may span: the page of a PDF, any
+    /// other document whole (a citation of a PDF is one page's lines).
+    fn unit_of(&self, doc: u32, line: u32) -> LineSpan {
+        let d = &self.snap.docs[doc as usize];
+        let whole = LineSpan {
+            start: 1,
+            end: d.line_count.max(1),
+        };
+        let Some(pdf) = &d.pdf else { return whole };
+        let i = pdf.page_starts.partition_point(|&s| s <= line);
+        match i.checked_sub(1).and_then(|k| pdf.page_starts.get(k)) {
+            Some(&start) => LineSpan {
+                start,
+                end: pdf
+                    .page_starts
+                    .get(i)
+                    .map_or(whole.end, |&next| next.saturating_sub(1).max(start)),
+            },
+            None => whole,
+        }
+    }
+
+    /// Whether `a` and `b` may be one hit of `doc`: on one page of a PDF.
+    fn one_unit(&self, doc: u32, a: LineSpan, b: LineSpan) -> bool {
+        self.unit_of(doc, a.start).contains_span(&a.union(&b))
     }
 }
 
@@ -433,10 +474,19 @@ mod tests {
     #[test]
     fn short_hits_widen_evenly_within_the_file() {
         let s = |start, end| LineSpan { start, end };
-        assert_eq!(widen(s(50, 52), 20, 500), s(42, 61));
-        assert_eq!(widen(s(2, 4), 20, 500), s(1, 20), "room below only");
-        assert_eq!(widen(s(495, 499), 20, 500), s(481, 500), "room above only");
-        assert_eq!(widen(s(3, 5), 20, 8), s(1, 8), "short files whole");
-        assert_eq!(widen(s(10, 40), 20, 500), s(10, 40), "long enough already");
+        assert_eq!(widen(s(50, 52), 20, s(1, 500)), s(42, 61));
+        assert_eq!(widen(s(2, 4), 20, s(1, 500)), s(1, 20), "room below only");
+        assert_eq!(
+            widen(s(495, 499), 20, s(1, 500)),
+            s(481, 500),
+            "room above only"
+        );
+        assert_eq!(widen(s(3, 5), 20, s(1, 8)), s(1, 8), "short files whole");
+        assert_eq!(
+            widen(s(10, 40), 20, s(1, 500)),
+            s(10, 40),
+            "long enough already"
+        );
+        assert_eq!(widen(s(12, 13), 20, s(10, 16)), s(10, 16), "one PDF page");
     }
 }

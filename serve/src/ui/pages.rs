@@ -307,13 +307,14 @@ fn passages(form: &SearchForm, a: &SearchResponse) -> String {
         let _ = write!(
             out,
             r#"<li class="hit"><h2><a class="hit-link" href="{href}">{doc}<span class="span">:{start}-{end}</span></a></h2>
-<p class="meta"><span class="tag">{toolkit}</span> <span class="tag">{doctype}</span>{title}</p>
+<p class="meta"><span class="tag">{toolkit}</span> <span class="tag">{doctype}</span>{page}{title}</p>
 <pre class="snippet">{snippet}</pre>
 "#,
             href = attr(&href),
             doc = esc(doc),
             toolkit = esc(&h.toolkit),
             doctype = esc(&h.doctype),
+            page = page_tag(h.page.as_ref()),
             title = title_span(h),
             snippet = marked(&h.snippet),
         );
@@ -799,6 +800,21 @@ fn title_span(h: &Hit) -> String {
 }
 
 /// Both GitHub links of a cited span.
+/// A PDF hit's place as a reader finds it: `p. 3, lines 12–20`.
+fn page_tag(page: Option<&cairn_search::PageCitation>) -> String {
+    let Some(p) = page else {
+        return String::new();
+    };
+    let end = match p.end_page {
+        Some(e) => format!("p. {e} line {}", p.end_line),
+        None => format!("{}", p.end_line),
+    };
+    format!(
+        " <span class=\"tag page\">p. {}, lines {}–{end}</span>",
+        p.page, p.start_line
+    )
+}
+
 fn github_links(github_url: &str, permalink: &str) -> String {
     format!(
         "<p class=\"links\"><a href=\"{}\" rel=\"noopener\">on the default branch</a> · <a href=\"{}\" rel=\"noopener\">permalink at the commit</a></p>",

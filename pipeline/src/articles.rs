@@ -1,0 +1,607 @@
+//! Articles outside repositories: the `articles:` list of repositories.yml
+//! validated into a [`RepoConfig`] each (one PDF, one document), and each
+//! article's PDF fetched into the build cache the way `sync` fetches a git
+//! remote: with retries, and with the cached copy kept for `--keep-going`
+//! when the source is unreachable.
+//!
+//! An entry names its PDF by one of `arxiv:` (an arXiv id, fetched from
+//! `<arxiv url>/pdf/<id>`), `url:` (a PDF's URL), `doi:` alone (fetched from
+//! doi.org asking for a PDF), `file:` (a local PDF) or `bibtex:` (a
+//! bibliography: each entry with an `eprint`, a PDF `url` or a `doi` becomes
+//! an article). Used by `config` (parsing) and `build` (fetching).
+
+use crate::config::{ConfigError, RepoConfig, at, check_segment, has_credentials, redacted};
+use crate::sync::Retry;
+use cairn_index::manifest::SkipReason;
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The category articles are listed under unless an entry names one.
+pub const DEFAULT_CATEGORY: &str = "papers";
+/// Where arXiv PDFs are fetched from unless the build names a mirror.
+pub const DEFAULT_ARXIV_URL: &str = "https://arxiv.org";
+
+/// Where an article's PDF comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArticleSource {
+    /// An arXiv identifier (`1202.3665`, `astro-ph/0501001`, with or without a version).
+    Arxiv(String),
+    /// A URL answering with the PDF.
+    Url(String),
+    /// A local PDF.
+    File(PathBuf),
+}
+
+/// An article's PDF: where it comes from and the file name its document takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArticleSpec {
+    /// Where the PDF comes from.
+    pub source: ArticleSource,
+    /// The document's path (`1202.3665.pdf`).
+    pub file_name: String,
+}
+
+/// One entry of `articles:` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawArticle {
+    arxiv: Option<Spanned<String>>,
+    doi: Option<Spanned<String>>,
+    url: Option<Spanned<String>>,
+    file: Option<Spanned<String>>,
+    bibtex: Option<Spanned<String>>,
+    name: Option<Spanned<String>>,
+    category: Option<Spanned<String>>,
+    toolkit: Option<Spanned<String>>,
+    title: Option<String>,
+    web_url: Option<Spanned<String>>,
+    #[serde(default)]
+    groups: Vec<Spanned<String>>,
+}
+
+/// What one article resolves to before it becomes a `RepoConfig`.
+struct Resolved {
+    name: String,
+    source: ArticleSource,
+    /// As written, for the manifest.
+    written: String,
+    landing: String,
+    file_name: String,
+    title: Option<String>,
+}
+
+/// Validates `raw` (from `path`, whose folder is `base`) into one config per article.
+pub(crate) fn configs(
+    path: &Path,
+    base: &Path,
+    raw: Vec<Spanned<RawArticle>>,
+    names: &mut std::collections::HashSet<String>,
+) -> Result<Vec<RepoConfig>, ConfigError> {
+    let mut out = Vec::new();
+    for entry in raw {
+        let r = &entry.value;
+        let category = match &r.category {
+            Some(c) => {
+                check_segment(path, c, "category")?;
+                c.value.clone()
+            }
+            None => DEFAULT_CATEGORY.to_owned(),
+        };
+        for g in &r.groups {
+            check_segment(path, g, "group")?;
+        }
+        let groups: Vec<String> = r.groups.iter().map(|g| g.value.clone()).collect();
+        let resolved = resolve(path, base, &entry)?;
+        let several = resolved.len() > 1;
+        for a in resolved {
+            let name = match (&r.name, several) {
+                (Some(n), false) => {
+                    check_segment(path, n, "article name")?;
+                    n.value.clone()
+                }
+                _ => a.name,
+            };
+            if !names.insert(name.clone()) {
+                return Err(at(
+                    path,
+                    &entry,
+                    format!("duplicate name {name:?}: give the article a `name` of its own"),
+                ));
+            }
+            let toolkit = match &r.toolkit {
+                Some(t) => {
+                    check_segment(path, t, "toolkit")?;
+                    t.value.clone()
+                }
+                None => name.to_lowercase(),
+            };
+            let landing = match &r.web_url {
+                Some(w) if !several => checked_url(path, w, "web_url")?,
+                _ => a.landing,
+            };
+            let fetch_url = match &a.source {
+                ArticleSource::Url(u) => u.clone(),
+                ArticleSource::File(p) => p.display().to_string(),
+                ArticleSource::Arxiv(_) => String::new(),
+            };
+            out.push(RepoConfig::article(
+                &category,
+                &name,
+                crate::config::ArticleParts {
+                    url: a.written,
+                    fetch_url,
+                    web_url: landing,
+                    toolkit,
+                    groups: groups.clone(),
+                    description: r.title.clone().or(a.title),
+                    spec: ArticleSpec {
+                        source: a.source,
+                        file_name: a.file_name,
+                    },
+                },
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The article (or, for `bibtex:`, articles) one entry names.
+fn resolve(
+    path: &Path,
+    base: &Path,
+    entry: &Spanned<RawArticle>,
+) -> Result<Vec<Resolved>, ConfigError> {
+    let r = &entry.value;
+    let given: Vec<&Spanned<String>> = [&r.arxiv, &r.url, &r.file, &r.bibtex]
+        .into_iter()
+        .flatten()
+        .collect();
+    let doi = match &r.doi {
+        Some(d) => Some(checked_doi(path, d)?),
+        None => None,
+    };
+    match (given.as_slice(), &doi) {
+        ([], None) => {
+            return Err(at(
+                path,
+                entry,
+                "an article needs one of arxiv, url, doi, file or bibtex",
+            ));
+        }
+        ([_, second, ..], _) => {
+            return Err(at(
+                path,
+                second,
+                "give one of arxiv, url, file or bibtex per article",
+            ));
+        }
+        _ => {}
+    }
+    let doi_landing = doi.as_ref().map(|d| format!("https://doi.org/{d}"));
+    if let Some(id) = &r.arxiv {
+        let id_value = checked_arxiv(path, id)?;
+        return Ok(vec![Resolved {
+            name: format!("arxiv-{}", id_value.replace('/', "-")),
+            file_name: format!("{}.pdf", id_value.replace('/', "-")),
+            landing: doi_landing.unwrap_or_else(|| format!("https://arxiv.org/abs/{id_value}")),
+            written: format!("arXiv:{id_value}"),
+            source: ArticleSource::Arxiv(id_value),
+            title: None,
+        }]);
+    }
+    if let Some(u) = &r.url {
+        let url = checked_url(path, u, "url")?;
+        let stem = file_stem(url.rsplit('/').next().unwrap_or(""));
+        let name = if stem.is_empty() {
+            "article".to_owned()
+        } else {
+            stem
+        };
+        return Ok(vec![Resolved {
+            file_name: format!("{name}.pdf"),
+            name,
+            landing: doi_landing.unwrap_or_else(|| url.clone()),
+            written: url.clone(),
+            source: ArticleSource::Url(url),
+            title: None,
+        }]);
+    }
+    if let Some(f) = &r.file {
+        let local = base.join(f.value.trim());
+        let stem = file_stem(local.file_name().and_then(|n| n.to_str()).unwrap_or(""));
+        if stem.is_empty() {
+            return Err(at(path, f, "file must name a PDF file"));
+        }
+        return Ok(vec![Resolved {
+            file_name: format!("{stem}.pdf"),
+            name: stem,
+            landing: doi_landing.unwrap_or_default(),
+            written: f.value.trim().to_owned(),
+            source: ArticleSource::File(local),
+            title: None,
+        }]);
+    }
+    if let Some(b) = &r.bibtex {
+        return from_bibtex(path, base, b);
+    }
+    // A DOI alone: doi.org is asked for the PDF (many publishers answer with it).
+    let doi = doi.unwrap_or_default();
+    let slug = format!("doi-{}", sanitize(&doi));
+    Ok(vec![Resolved {
+        file_name: format!("{slug}.pdf"),
+        name: slug,
+        landing: format!("https://doi.org/{doi}"),
+        written: format!("doi:{doi}"),
+        source: ArticleSource::Url(format!("https://doi.org/{doi}")),
+        title: None,
+    }])
+}
+
+/// The articles of a bibliography: entries with an arXiv eprint, a PDF URL or a DOI.
+fn from_bibtex(
+    path: &Path,
+    base: &Path,
+    b: &Spanned<String>,
+) -> Result<Vec<Resolved>, ConfigError> {
+    let file = base.join(b.value.trim());
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| at(path, b, format!("bibtex {}: {e}", file.display())))?;
+    let mut out = Vec::new();
+    for e in crate::bibtex::entries(&text) {
+        let key = sanitize(&e.key);
+        let doi = e
+            .field("doi")
+            .filter(|d| d.starts_with("10.") && !d.contains(' '));
+        let landing = doi.as_ref().map(|d| format!("https://doi.org/{d}"));
+        let title = e.field("title");
+        let arxiv = e
+            .field("eprint")
+            .filter(|id| arxiv_id_ok(id.trim_start_matches("arXiv:")));
+        let (source, written, landing) = if let Some(id) = arxiv {
+            let id = id.trim_start_matches("arXiv:").to_owned();
+            let landing = landing.unwrap_or_else(|| format!("https://arxiv.org/abs/{id}"));
+            (
+                ArticleSource::Arxiv(id.clone()),
+                format!("arXiv:{id}"),
+                landing,
+            )
+        } else if let Some(u) = e
+            .field("url")
+            .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+            .filter(|u| !has_credentials(u) && !u.contains(' '))
+        {
+            let landing = landing.unwrap_or_else(|| u.clone());
+            (ArticleSource::Url(u.clone()), u, landing)
+        } else if let Some(d) = doi {
+            let url = format!("https://doi.org/{d}");
+            (ArticleSource::Url(url.clone()), format!("doi:{d}"), url)
+        } else {
+            // Books and entries with no way to a PDF are not articles here.
+            continue;
+        };
+        if key.is_empty() {
+            continue;
+        }
+        out.push(Resolved {
+            file_name: format!("{key}.pdf"),
+            name: key,
+            source,
+            written,
+            landing,
+            title,
+        });
+    }
+    if out.is_empty() {
+        return Err(at(
+            path,
+            b,
+            format!(
+                "bibtex {}: no entry has an eprint, a url or a doi",
+                file.display()
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// A name made of the characters names may hold.
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "._-+".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect::<String>()
+        .trim_matches(['.', '-'])
+        .to_owned()
+}
+
+/// A file name without its `.pdf`, sanitized.
+fn file_stem(name: &str) -> String {
+    let name = name.split(['?', '#']).next().unwrap_or("");
+    let stem = name
+        .strip_suffix(".pdf")
+        .or_else(|| name.strip_suffix(".PDF"))
+        .unwrap_or(name);
+    sanitize(stem)
+}
+
+fn arxiv_id_ok(id: &str) -> bool {
+    let id = id.split_once('v').map_or(id, |(head, v)| {
+        if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+            head
+        } else {
+            id
+        }
+    });
+    let new_style = id.split_once('.').is_some_and(|(a, b)| {
+        a.len() == 4
+            && a.bytes().all(|x| x.is_ascii_digit())
+            && (4..=5).contains(&b.len())
+            && b.bytes().all(|x| x.is_ascii_digit())
+    });
+    let old_style = id.split_once('/').is_some_and(|(a, b)| {
+        !a.is_empty()
+            && a.bytes()
+                .all(|x| x.is_ascii_lowercase() || x == b'-' || x == b'.' || x.is_ascii_uppercase())
+            && b.len() == 7
+            && b.bytes().all(|x| x.is_ascii_digit())
+    });
+    new_style || old_style
+}
+
+fn checked_arxiv(path: &Path, id: &Spanned<String>) -> Result<String, ConfigError> {
+    let v = id.value.trim();
+    let v = v
+        .strip_prefix("arXiv:")
+        .or_else(|| v.strip_prefix("arxiv:"))
+        .unwrap_or(v);
+    if arxiv_id_ok(v) {
+        Ok(v.to_owned())
+    } else {
+        Err(at(
+            path,
+            id,
+            format!("arxiv {v:?} is not an arXiv id (like 1202.3665 or astro-ph/0501001)"),
+        ))
+    }
+}
+
+fn checked_doi(path: &Path, d: &Spanned<String>) -> Result<String, ConfigError> {
+    let v = d.value.trim();
+    let v = v
+        .strip_prefix("https://doi.org/")
+        .or_else(|| v.strip_prefix("doi:"))
+        .unwrap_or(v);
+    if v.starts_with("10.") && v.contains('/') && !v.contains(char::is_whitespace) {
+        Ok(v.to_owned())
+    } else {
+        Err(at(
+            path,
+            d,
+            format!("doi {v:?} is not a DOI (like 10.21105/joss.00024)"),
+        ))
+    }
+}
+
+fn checked_url(path: &Path, u: &Spanned<String>, what: &str) -> Result<String, ConfigError> {
+    let v = u.value.trim();
+    if has_credentials(v) {
+        return Err(at(
+            path,
+            u,
+            format!("{what} holds a user name or password: remove it"),
+        ));
+    }
+    if !(v.starts_with("https://") || v.starts_with("http://")) || v.contains(char::is_whitespace) {
+        return Err(at(
+            path,
+            u,
+            format!("{what} {:?} must be an http(s) URL", redacted(v)),
+        ));
+    }
+    Ok(v.to_owned())
+}
+
+/// Why an article's PDF could not be had.
+#[derive(Debug, thiserror::Error)]
+#[error("{article}: fetch {url}: {message}")]
+pub struct FetchError {
+    /// The article's name.
+    pub article: String,
+    /// What was fetched (credentials never appear: only configured URLs).
+    pub url: String,
+    /// What went wrong.
+    pub message: String,
+    /// Set when the article is there but is not to be read (over the size
+    /// limit): it is skipped with this reason rather than failing the build.
+    pub skip: Option<cairn_index::manifest::SkipReason>,
+}
+
+/// Where an article's PDF is fetched from, given the arXiv mirror in use.
+pub fn source_url(spec: &ArticleSpec, arxiv_url: &str) -> String {
+    match &spec.source {
+        ArticleSource::Arxiv(id) => format!("{}/pdf/{id}", arxiv_url.trim_end_matches('/')),
+        ArticleSource::Url(u) => u.clone(),
+        ArticleSource::File(p) => p.display().to_string(),
+    }
+}
+
+/// The cached copy's path: one file per article name and source.
+fn cache_path(cache: &Path, cfg: &RepoConfig, spec: &ArticleSpec) -> PathBuf {
+    let key = format!("{}\n{:?}", cfg.name, spec.source);
+    cache.join("articles").join(format!(
+        "{}.pdf",
+        &cairn_index::sha256_hex(key.as_bytes())[..16]
+    ))
+}
+
+/// The copy of the article a build fetched before, if the cache holds one.
+pub fn cached(cfg: &RepoConfig, spec: &ArticleSpec, cache: &Path) -> Option<Vec<u8>> {
+    std::fs::read(cache_path(cache, cfg, spec)).ok()
+}
+
+/// Fetches the article's PDF (at most `max_bytes`) and keeps a copy in the cache.
+pub fn fetch(
+    cfg: &RepoConfig,
+    spec: &ArticleSpec,
+    cache: &Path,
+    arxiv_url: &str,
+    max_bytes: u64,
+    retry: Retry,
+    mut on_retry: impl FnMut(&str, Duration),
+) -> Result<Vec<u8>, FetchError> {
+    let url = source_url(spec, arxiv_url);
+    let fail = |message: String, skip: Option<SkipReason>| FetchError {
+        article: cfg.name.clone(),
+        url: redacted(&url),
+        message,
+        skip,
+    };
+    let bytes = match &spec.source {
+        ArticleSource::File(p) => read_local(p, max_bytes).map_err(|(m, s)| fail(m, s))?,
+        _ => {
+            let mut delay = retry.first_delay;
+            let mut attempt = 1;
+            loop {
+                match download(&url, max_bytes) {
+                    Ok(b) => break b,
+                    Err(Failure {
+                        message,
+                        transient: true,
+                        ..
+                    }) if attempt < retry.attempts => {
+                        on_retry(&message, delay);
+                        std::thread::sleep(delay);
+                        delay *= 2;
+                        attempt += 1;
+                    }
+                    Err(f) => return Err(fail(f.message, f.skip)),
+                }
+            }
+        }
+    };
+    if !bytes.starts_with(b"%PDF-") {
+        return Err(fail(
+            "the answer is not a PDF (it does not start with %PDF-)".to_owned(),
+            None,
+        ));
+    }
+    let path = cache_path(cache, cfg, spec);
+    // The copy is written whole or not at all: a killed build leaves no half PDF.
+    let stored = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|_| {
+            let tmp = path.with_extension("pdf.tmp");
+            std::fs::write(&tmp, &bytes).and_then(|_| std::fs::rename(&tmp, &path))
+        });
+    stored.map_err(|e| fail(format!("caching {}: {e}", path.display()), None))?;
+    Ok(bytes)
+}
+
+fn too_large(size: u64, max_bytes: u64) -> String {
+    format!("{size} bytes, over the {max_bytes}-byte limit on PDFs (max_pdf_bytes)")
+}
+
+fn read_local(p: &Path, max_bytes: u64) -> Result<Vec<u8>, (String, Option<SkipReason>)> {
+    let meta = std::fs::metadata(p).map_err(|e| (e.to_string(), None))?;
+    // Checked before reading: a 200 MB file is never loaded.
+    if meta.len() > max_bytes {
+        return Err((too_large(meta.len(), max_bytes), Some(SkipReason::TooLarge)));
+    }
+    std::fs::read(p).map_err(|e| (e.to_string(), None))
+}
+
+/// Why a download failed.
+struct Failure {
+    message: String,
+    /// Trying again may help (the network's fault, or the server's for now).
+    transient: bool,
+    skip: Option<SkipReason>,
+}
+
+/// The body at `url`.
+fn download(url: &str, max_bytes: u64) -> Result<Vec<u8>, Failure> {
+    let failure = |message: String, transient: bool, skip: Option<SkipReason>| Failure {
+        message,
+        transient,
+        skip,
+    };
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_connect(Some(Duration::from_secs(30)))
+        .timeout_global(Some(Duration::from_secs(300)))
+        .build()
+        .into();
+    let mut response = agent
+        .get(url)
+        .header("Accept", "application/pdf")
+        .header("User-Agent", concat!("cairn/", env!("CARGO_PKG_VERSION")))
+        .call()
+        .map_err(|e| {
+            let transient = match &e {
+                ureq::Error::StatusCode(code) => *code == 429 || *code >= 500,
+                ureq::Error::Io(_)
+                | ureq::Error::Timeout(_)
+                | ureq::Error::ConnectionFailed
+                | ureq::Error::HostNotFound => true,
+                _ => false,
+            };
+            failure(e.to_string(), transient, None)
+        })?;
+    if let Some(len) = response
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        && len > max_bytes
+    {
+        return Err(failure(
+            too_large(len, max_bytes),
+            false,
+            Some(SkipReason::TooLarge),
+        ));
+    }
+    response
+        .body_mut()
+        .with_config()
+        .limit(max_bytes)
+        .read_to_vec()
+        .map_err(|e| match e {
+            ureq::Error::BodyExceedsLimit(_) => failure(
+                too_large(max_bytes + 1, max_bytes),
+                false,
+                Some(SkipReason::TooLarge),
+            ),
+            e => failure(e.to_string(), true, None),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arxiv_ids() {
+        for ok in ["1202.3665", "1202.3665v3", "2301.00001", "astro-ph/0501001"] {
+            assert!(arxiv_id_ok(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "1202",
+            "12023665",
+            "../../etc",
+            "1202.3665/../x",
+            "a b/1234567",
+        ] {
+            assert!(!arxiv_id_ok(bad), "{bad}");
+        }
+        assert_eq!(sanitize("a/b c?d"), "a-b-c-d");
+        assert_eq!(file_stem("joss.00024.pdf?download=1"), "joss.00024");
+    }
+}

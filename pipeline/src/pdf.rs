@@ -1,0 +1,449 @@
+//! Text out of a PDF, page by page, bounded in time and memory.
+//!
+//! Extraction is `pdf-extract`'s interpreter (pure Rust, on `lopdf`) driven
+//! through our own output device, so that:
+//! - rotated text (a landscape table) is read along its own baseline, not
+//!   the page's x axis: words keep their spaces and lines their breaks;
+//! - two-column layouts come out column by column, in the order the content
+//!   stream draws them (TeX draws a column whole before the next);
+//! - ligatures (ﬁ, ﬂ, ﬀ …) become their letters, and a word hyphenated
+//!   across a line break is joined on the first line, so both halves are one
+//!   searchable word and the line count is unchanged.
+//!
+//! The interpreter can panic or spin on a hostile file, so it runs on its
+//! own thread under `catch_unwind` with a deadline; a file that misses the
+//! deadline is skipped (its thread is left to finish on its own). Used by
+//! `documents` for PDFs in repositories and by `articles` for fetched ones.
+
+use cairn_index::manifest::SkipReason;
+use pdf_extract::{MediaBox, OutputDev, OutputError, Transform};
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// Bounds on one PDF's extraction.
+#[derive(Clone, Copy, Debug)]
+pub struct PdfLimits {
+    /// PDFs larger than this are skipped unread (bytes).
+    pub max_bytes: u64,
+    /// Extraction slower than this skips the file.
+    pub timeout: Duration,
+    /// Pages past this are not read.
+    pub max_pages: u32,
+    /// Text past this is not kept (bytes); the pages after it are dropped.
+    pub max_text_bytes: usize,
+    /// A file whose compressed streams inflate past this (bytes, all
+    /// streams together) is skipped before any is interpreted: a
+    /// decompression bomb costs a bounded read, not the build's memory.
+    pub max_inflated_bytes: u64,
+}
+
+impl Default for PdfLimits {
+    fn default() -> Self {
+        Self {
+            max_bytes: 32 << 20,
+            timeout: Duration::from_secs(60),
+            max_pages: 2000,
+            max_text_bytes: 8 << 20,
+            max_inflated_bytes: 256 << 20,
+        }
+    }
+}
+
+/// A PDF's text: pages in order, each ending in a newline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PdfText {
+    /// The whole text.
+    pub text: String,
+    /// The first line of each page (1-based), page 1 first.
+    pub page_starts: Vec<u32>,
+}
+
+/// Extracts `bytes`' text, or says why it has none worth indexing.
+pub fn extract(bytes: &[u8], limits: PdfLimits) -> Result<PdfText, SkipReason> {
+    if bytes.len() as u64 > limits.max_bytes {
+        return Err(SkipReason::TooLarge);
+    }
+    let owned = bytes.to_vec();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("pdf-extract".into())
+        .spawn(move || {
+            let pages = std::panic::catch_unwind(|| read_pages(&owned, limits));
+            // The receiver is gone only after the deadline: nothing to tell.
+            let _ = tx.send(pages.unwrap_or(Err(SkipReason::Unreadable)));
+        });
+    if spawned.is_err() {
+        return Err(SkipReason::Unreadable);
+    }
+    let pages = match rx.recv_timeout(limits.timeout) {
+        Ok(r) => r?,
+        Err(_) => return Err(SkipReason::ExtractTimeout),
+    };
+    assemble(pages, limits.max_text_bytes)
+}
+
+/// Each page's raw text, in page order.
+fn read_pages(bytes: &[u8], limits: PdfLimits) -> Result<Vec<String>, SkipReason> {
+    let doc = lopdf::Document::load_mem(bytes).map_err(|e| match e {
+        lopdf::Error::Decryption(_) | lopdf::Error::AlreadyEncrypted => SkipReason::Encrypted,
+        _ => SkipReason::Unreadable,
+    })?;
+    if doc.is_encrypted() {
+        return Err(SkipReason::Encrypted);
+    }
+    if inflated_size(&doc, limits.max_inflated_bytes) > limits.max_inflated_bytes {
+        return Err(SkipReason::TooLarge);
+    }
+    let mut pages = Vec::new();
+    let mut bytes_so_far = 0usize;
+    for (&number, _) in doc.get_pages().iter().take(limits.max_pages as usize) {
+        let mut device = PageText::default();
+        // A page the interpreter cannot read keeps its place, empty: the
+        // pages after it keep their numbers.
+        if pdf_extract::output_doc_page(&doc, &mut device, number).is_err() {
+            device.out.clear();
+        }
+        bytes_so_far += device.out.len();
+        pages.push(device.out);
+        if bytes_so_far > limits.max_text_bytes {
+            break;
+        }
+    }
+    Ok(pages)
+}
+
+/// What the document's Flate streams inflate to, counted up to just past
+/// `budget` (each read stops there; nothing is kept).
+fn inflated_size(doc: &lopdf::Document, budget: u64) -> u64 {
+    use std::io::Read;
+    let mut total = 0u64;
+    for object in doc.objects.values() {
+        let lopdf::Object::Stream(stream) = object else {
+            continue;
+        };
+        let flate = stream
+            .filters()
+            .is_ok_and(|f| f.iter().any(|f| *f == b"FlateDecode"));
+        if !flate {
+            continue;
+        }
+        let left = budget.saturating_sub(total) + 1;
+        let mut sink = std::io::sink();
+        let read = std::io::copy(
+            &mut flate2::read::ZlibDecoder::new(&stream.content[..]).take(left),
+            &mut sink,
+        )
+        .unwrap_or(0);
+        total = total.saturating_add(read);
+        if total > budget {
+            break;
+        }
+    }
+    total
+}
+
+/// Joins cleaned pages into one text with its page map.
+fn assemble(pages: Vec<String>, max_text_bytes: usize) -> Result<PdfText, SkipReason> {
+    let mut text = String::new();
+    let mut page_starts = Vec::with_capacity(pages.len());
+    let mut line = 1u32;
+    let mut words = 0usize;
+    for raw in pages {
+        let page = clean(&raw);
+        if !text.is_empty() && text.len() + page.len() > max_text_bytes {
+            break;
+        }
+        words += page.split_whitespace().filter(|w| w.len() > 1).count();
+        page_starts.push(line);
+        line += page.matches('\n').count() as u32;
+        text.push_str(&page);
+    }
+    // Scanned pages and figure-only files yield a handful of stray glyphs.
+    if words < 20 {
+        return Err(SkipReason::NoText);
+    }
+    Ok(PdfText { text, page_starts })
+}
+
+/// One page's text made indexable: ligatures spelled out, hyphenated line
+/// breaks joined, control characters and trailing spaces dropped, runs of
+/// blank lines squeezed to one, and at least one line (ending in a newline).
+pub fn clean(raw: &str) -> String {
+    let mut lines: Vec<String> = raw
+        .lines()
+        .map(|l| {
+            let mut s = String::with_capacity(l.len());
+            for c in l.chars() {
+                match ligature(c) {
+                    Some(spelled) => s.push_str(spelled),
+                    None if c.is_control() && c != '\t' => {}
+                    None => s.push(c),
+                }
+            }
+            s.trim_end().to_owned()
+        })
+        .collect();
+    for i in 0..lines.len().saturating_sub(1) {
+        let joinable = {
+            let (this, next) = (&lines[i], lines[i + 1].trim_start());
+            this.ends_with('-')
+                && this[..this.len() - 1]
+                    .chars()
+                    .next_back()
+                    .is_some_and(char::is_alphabetic)
+                && next.chars().next().is_some_and(char::is_lowercase)
+        };
+        if joinable {
+            let next = lines[i + 1].trim_start().to_owned();
+            let cut = next.find(char::is_whitespace).unwrap_or(next.len());
+            lines[i].pop();
+            lines[i].push_str(&next[..cut]);
+            lines[i + 1] = next[cut..].trim_start().to_owned();
+        }
+    }
+    let mut out = String::new();
+    let mut blank = true;
+    for l in lines {
+        if l.is_empty() {
+            if !blank {
+                out.push('\n');
+            }
+            blank = true;
+        } else {
+            out.push_str(&l);
+            out.push('\n');
+            blank = false;
+        }
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    if out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+fn ligature(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\u{FB00}' => "ff",
+        '\u{FB01}' => "fi",
+        '\u{FB02}' => "fl",
+        '\u{FB03}' => "ffi",
+        '\u{FB04}' => "ffl",
+        '\u{FB05}' | '\u{FB06}' => "st",
+        _ => return None,
+    })
+}
+
+/// An output device that lays glyphs out along their own baseline.
+#[derive(Default)]
+struct PageText {
+    out: String,
+    /// Where the last glyph ended along its baseline, its offset across
+    /// it, its direction and its size; `None` before the page's first glyph.
+    last: Option<Pen>,
+    /// Set by `begin_word`: the next glyph starts a new run of text, and
+    /// only there are spaces and breaks decided (as pdf-extract's own
+    /// plain-text device does).
+    run_start: bool,
+}
+
+#[derive(Clone, Copy)]
+struct Pen {
+    end: f64,
+    across: f64,
+    dir: (f64, f64),
+    size: f64,
+}
+
+impl OutputDev for PageText {
+    fn begin_page(
+        &mut self,
+        _page: u32,
+        _media: &MediaBox,
+        _art: Option<(f64, f64, f64, f64)>,
+    ) -> Result<(), OutputError> {
+        self.last = None;
+        Ok(())
+    }
+
+    fn end_page(&mut self) -> Result<(), OutputError> {
+        self.out.push('\n');
+        Ok(())
+    }
+
+    fn output_character(
+        &mut self,
+        trm: &Transform,
+        width: f64,
+        _spacing: f64,
+        font_size: f64,
+        glyph: &str,
+    ) -> Result<(), OutputError> {
+        let len = (trm.m11 * trm.m11 + trm.m12 * trm.m12).sqrt();
+        let dir = if len > 1e-9 {
+            (trm.m11 / len, trm.m12 / len)
+        } else {
+            (1.0, 0.0)
+        };
+        let size = (trm.m11 * trm.m22 - trm.m12 * trm.m21).abs().sqrt() * font_size;
+        let size = if size.is_finite() && size > 1e-6 {
+            size
+        } else {
+            1.0
+        };
+        let (x, y) = (trm.m31, trm.m32);
+        let along = x * dir.0 + y * dir.1;
+        // Across the baseline, positive above it (PDF space has y up).
+        let across = y * dir.0 - x * dir.1;
+        if let Some(last) = self.last.filter(|_| self.run_start) {
+            let turned = dir.0 * last.dir.0 + dir.1 * last.dir.1 < 0.99;
+            let moved = (across - last.across).abs();
+            if turned || moved > last.size.max(size) * 1.5 {
+                self.out.push('\n');
+            }
+            if turned || (along < last.end && moved > last.size.min(size) * 0.5) {
+                self.out.push('\n');
+            } else if along > last.end + size * 0.1 {
+                self.out.push(' ');
+            }
+        }
+        let _ = write!(self.out, "{glyph}");
+        self.run_start = false;
+        self.last = Some(Pen {
+            end: along + width * size,
+            across,
+            dir,
+            size,
+        });
+        Ok(())
+    }
+
+    fn begin_word(&mut self) -> Result<(), OutputError> {
+        self.run_start = true;
+        Ok(())
+    }
+
+    fn end_word(&mut self) -> Result<(), OutputError> {
+        Ok(())
+    }
+
+    fn end_line(&mut self) -> Result<(), OutputError> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cleaning_spells_ligatures_and_joins_hyphenated_words() {
+        let raw =
+            "the \u{FB01}nite source is pre-com-\n   puted here.\n\n\n\nNext\u{7} para-\nGraph\n";
+        assert_eq!(
+            clean(raw),
+            "the finite source is pre-computed\nhere.\n\nNext para-\nGraph\n"
+        );
+        assert_eq!(clean(""), "\n");
+        assert_eq!(clean("\n\n\n"), "\n");
+    }
+
+    #[test]
+    fn pages_map_to_their_first_lines() {
+        let pages = vec![
+            "one two three four five six seven\neight nine ten\n".to_owned(),
+            String::new(),
+            "eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty\n"
+                .to_owned(),
+        ];
+        let t = assemble(pages, 1 << 20).expect("text");
+        assert_eq!(t.page_starts, vec![1, 3, 4]);
+        assert_eq!(t.text.lines().count(), 4);
+        let stray = vec!["x y".to_owned(), "3".to_owned()];
+        assert_eq!(assemble(stray, 1 << 20), Err(SkipReason::NoText));
+    }
+
+    #[test]
+    fn garbage_is_unreadable_and_never_panics() {
+        for bytes in [
+            &b"not a pdf at all"[..],
+            b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF",
+            b"%PDF-1.4\n\xff\xfe\x00garbage",
+        ] {
+            assert_eq!(
+                extract(bytes, PdfLimits::default()),
+                Err(SkipReason::Unreadable)
+            );
+        }
+        let tiny = PdfLimits {
+            max_bytes: 4,
+            ..PdfLimits::default()
+        };
+        assert_eq!(extract(b"%PDF-1.7", tiny), Err(SkipReason::TooLarge));
+    }
+
+    #[test]
+    fn pages_rotated_tables_and_what_is_skipped() {
+        use crate::fixtures::{encrypted_pdf, pdf};
+        let words = "the magnification of a finite source is computed by contour integration";
+        let bytes = pdf(&[
+            &[
+                "1 Introduction",
+                words,
+                "over the whole image of the source",
+            ],
+            &["@rot Parameter Unit Description of the einstein crossing time"],
+            &["@image"],
+            &["2 Method", "sampling with", "affine invariant walkers"],
+        ]);
+        let t = extract(&bytes, PdfLimits::default()).expect("text");
+        let lines: Vec<&str> = t.text.lines().collect();
+        assert_eq!(lines[0], "1 Introduction");
+        assert_eq!(lines[1], words);
+        assert_eq!(t.page_starts.len(), 4);
+        let page = |n: usize| {
+            let start = t.page_starts[n - 1] as usize - 1;
+            let end = t
+                .page_starts
+                .get(n)
+                .map_or(lines.len(), |&s| s as usize - 1);
+            lines[start..end].join("\n")
+        };
+        // The turned words keep their spaces (pdf-extract's own device glues them).
+        assert_eq!(
+            page(2),
+            "Parameter Unit Description of the einstein crossing time"
+        );
+        assert_eq!(page(3), "");
+        assert!(page(4).starts_with("2 Method"), "{}", page(4));
+
+        assert_eq!(
+            extract(&pdf(&[&["@image"], &["@image"]]), PdfLimits::default()),
+            Err(SkipReason::NoText)
+        );
+        assert_eq!(
+            extract(&encrypted_pdf(&[&[words]]), PdfLimits::default()),
+            Err(SkipReason::Encrypted)
+        );
+        let stingy = PdfLimits {
+            max_inflated_bytes: 16,
+            ..PdfLimits::default()
+        };
+        let mut squeezed = lopdf::Document::load_mem(&bytes).expect("load");
+        squeezed.compress();
+        let mut packed = Vec::new();
+        squeezed.save_to(&mut packed).expect("save");
+        assert_eq!(extract(&packed, stingy), Err(SkipReason::TooLarge));
+        assert!(extract(&packed, PdfLimits::default()).is_ok());
+        let instant = PdfLimits {
+            timeout: Duration::ZERO,
+            ..PdfLimits::default()
+        };
+        // Hundreds of pages cannot be read in no time at all.
+        let page: &[&str] = &[words, words, words];
+        let long = pdf(&vec![page; 400]);
+        assert_eq!(extract(&long, instant), Err(SkipReason::ExtractTimeout));
+    }
+}
