@@ -81,6 +81,21 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff) for `cairn`.
     Man,
+    /// Read one PDF from stdin and print its pages' text as JSON: the build
+    /// runs this in a child process for each PDF (not for direct use).
+    #[command(name = "__pdf-text", hide = true)]
+    PdfText(PdfTextArgs),
+}
+
+/// `cairn __pdf-text`: the bounds the parent build passes.
+#[derive(clap::Args)]
+pub struct PdfTextArgs {
+    /// Pages read at most.
+    pub max_pages: u32,
+    /// Text kept at most (bytes).
+    pub max_text_bytes: usize,
+    /// Compressed streams inflated at most, all together (bytes).
+    pub max_inflated_bytes: u64,
 }
 
 /// `cairn pull`.

@@ -171,6 +171,8 @@ pub enum SkipReason {
     NoText,
     /// A PDF whose text took longer than the build's limit to extract.
     ExtractTimeout,
+    /// A bibliography entry's link answered with something other than a PDF.
+    NotAPdf,
 }
 
 impl SkipReason {
@@ -193,6 +195,7 @@ impl SkipReason {
             SkipReason::Unreadable => "unreadable",
             SkipReason::NoText => "no-text",
             SkipReason::ExtractTimeout => "extract-timeout",
+            SkipReason::NotAPdf => "not-a-pdf",
         }
     }
 }

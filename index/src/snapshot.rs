@@ -170,6 +170,15 @@ impl Snapshot {
                 .ok_or_else(|| inconsistent(format!("{} lies outside content.bin", d.doc_id)))?;
             lines.push(LineIndex::new(bytes));
             by_id.insert(d.doc_id.clone(), i as u32);
+            if d.pdf
+                .as_ref()
+                .is_some_and(|p| !p.is_valid_for(d.line_count))
+            {
+                return Err(inconsistent(format!(
+                    "{}: its page starts do not fit its lines",
+                    d.doc_id
+                )));
+            }
         }
         if let Some(c) = chunks.iter().find(|c| {
             docs.get(c.doc as usize)

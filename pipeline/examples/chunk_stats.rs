@@ -34,7 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut docs: Vec<(usize, usize, String)> = Vec::new();
     for cfg in &registry.repos {
         let s = sync(cfg, cache, Retry::default(), |_, _| {})?;
-        let (sources, _) = read_commit(&s.repo, s.commit, cfg, &settings.read_limits())?;
+        let (sources, _) = read_commit(&s.repo, s.commit, cfg, &settings.read_limits(None))?;
         for d in &sources {
             let chunks = chunk_document(
                 d,

@@ -41,6 +41,9 @@ pub struct ArticleSpec {
     pub source: ArticleSource,
     /// The document's path (`1202.3665.pdf`).
     pub file_name: String,
+    /// Listed by a `bibtex:` file: an entry whose link is a web page rather
+    /// than a PDF is skipped (`not-a-pdf`), not a failed build.
+    pub from_bibliography: bool,
 }
 
 /// One entry of `articles:` as written.
@@ -78,6 +81,7 @@ pub(crate) fn configs(
     base: &Path,
     raw: Vec<Spanned<RawArticle>>,
     names: &mut std::collections::HashSet<String>,
+    category_groups: &std::collections::HashMap<String, Vec<String>>,
 ) -> Result<Vec<RepoConfig>, ConfigError> {
     let mut out = Vec::new();
     for entry in raw {
@@ -92,7 +96,12 @@ pub(crate) fn configs(
         for g in &r.groups {
             check_segment(path, g, "group")?;
         }
-        let groups: Vec<String> = r.groups.iter().map(|g| g.value.clone()).collect();
+        // Like a repository: its own groups, else its category's.
+        let groups: Vec<String> = if r.groups.is_empty() {
+            category_groups.get(&category).cloned().unwrap_or_default()
+        } else {
+            r.groups.iter().map(|g| g.value.clone()).collect()
+        };
         let resolved = resolve(path, base, &entry)?;
         let several = resolved.len() > 1;
         for a in resolved {
@@ -101,6 +110,14 @@ pub(crate) fn configs(
                     check_segment(path, n, "article name")?;
                     n.value.clone()
                 }
+                // A bibliography's keys may clash once sanitized: number them.
+                _ if r.bibtex.is_some() => (1..)
+                    .map(|k| match k {
+                        1 => a.name.clone(),
+                        k => format!("{}-{k}", a.name),
+                    })
+                    .find(|n| !names.contains(n))
+                    .unwrap_or_default(),
                 _ => a.name,
             };
             if !names.insert(name.clone()) {
@@ -139,6 +156,7 @@ pub(crate) fn configs(
                     spec: ArticleSpec {
                         source: a.source,
                         file_name: a.file_name,
+                        from_bibliography: r.bibtex.is_some(),
                     },
                 },
             ));
@@ -179,7 +197,7 @@ fn resolve(
         }
         _ => {}
     }
-    let doi_landing = doi.as_ref().map(|d| format!("https://doi.org/{d}"));
+    let doi_landing = doi.as_ref().map(|d| doi_url(d));
     if let Some(id) = &r.arxiv {
         let id_value = checked_arxiv(path, id)?;
         return Ok(vec![Resolved {
@@ -193,6 +211,15 @@ fn resolve(
     }
     if let Some(u) = &r.url {
         let url = checked_url(path, u, "url")?;
+        // `articles` was an ordinary key before it was reserved: a
+        // repository listed under it must not quietly become a PDF.
+        if crate::config::github_web_url(&url).is_some_and(|w| w == url.trim_end_matches(".git")) {
+            return Err(at(
+                path,
+                u,
+                "`articles:` lists PDFs, and this is a repository: list repositories under another category (`articles` is reserved)",
+            ));
+        }
         let stem = file_stem(url.rsplit('/').next().unwrap_or(""));
         let name = if stem.is_empty() {
             "article".to_owned()
@@ -232,9 +259,9 @@ fn resolve(
     Ok(vec![Resolved {
         file_name: format!("{slug}.pdf"),
         name: slug,
-        landing: format!("https://doi.org/{doi}"),
+        landing: doi_url(&doi),
         written: format!("doi:{doi}"),
-        source: ArticleSource::Url(format!("https://doi.org/{doi}")),
+        source: ArticleSource::Url(doi_url(&doi)),
         title: None,
     }])
 }
@@ -254,7 +281,7 @@ fn from_bibtex(
         let doi = e
             .field("doi")
             .filter(|d| d.starts_with("10.") && !d.contains(' '));
-        let landing = doi.as_ref().map(|d| format!("https://doi.org/{d}"));
+        let landing = doi.as_ref().map(|d| doi_url(d));
         let title = e.field("title");
         let arxiv = e
             .field("eprint")
@@ -275,7 +302,7 @@ fn from_bibtex(
             let landing = landing.unwrap_or_else(|| u.clone());
             (ArticleSource::Url(u.clone()), u, landing)
         } else if let Some(d) = doi {
-            let url = format!("https://doi.org/{d}");
+            let url = doi_url(&d);
             (ArticleSource::Url(url.clone()), format!("doi:{d}"), url)
         } else {
             // Books and entries with no way to a PDF are not articles here.
@@ -332,7 +359,8 @@ fn file_stem(name: &str) -> String {
 }
 
 fn arxiv_id_ok(id: &str) -> bool {
-    let id = id.split_once('v').map_or(id, |(head, v)| {
+    // A version suffix is the last `v` (archive names hold a `v` too: solv-int).
+    let id = id.rsplit_once('v').map_or(id, |(head, v)| {
         if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
             head
         } else {
@@ -346,13 +374,47 @@ fn arxiv_id_ok(id: &str) -> bool {
             && b.bytes().all(|x| x.is_ascii_digit())
     });
     let old_style = id.split_once('/').is_some_and(|(a, b)| {
-        !a.is_empty()
+        a.bytes().next().is_some_and(|x| x.is_ascii_alphabetic())
             && a.bytes()
                 .all(|x| x.is_ascii_lowercase() || x == b'-' || x == b'.' || x.is_ascii_uppercase())
             && b.len() == 7
             && b.bytes().all(|x| x.is_ascii_digit())
     });
     new_style || old_style
+}
+
+/// Whether a URL's query carries a secret (a signed or tokened link).
+fn signed(url: &str) -> bool {
+    let Some((_, query)) = url.split_once('?') else {
+        return false;
+    };
+    query.split('&').any(|pair| {
+        let name = pair.split('=').next().unwrap_or("").to_ascii_lowercase();
+        [
+            "signature",
+            "token",
+            "key",
+            "sig",
+            "credential",
+            "password",
+            "secret",
+        ]
+        .iter()
+        .any(|s| name.contains(s))
+    })
+}
+
+/// `https://doi.org/<doi>`, with the characters a URL cannot carry as they are percent-encoded.
+fn doi_url(doi: &str) -> String {
+    let mut out = String::from("https://doi.org/");
+    for b in doi.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/:;()+,=@!$*'[]".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 fn checked_arxiv(path: &Path, id: &Spanned<String>) -> Result<String, ConfigError> {
@@ -405,6 +467,15 @@ fn checked_url(path: &Path, u: &Spanned<String>, what: &str) -> Result<String, C
             format!("{what} {:?} must be an http(s) URL", redacted(v)),
         ));
     }
+    if signed(v) {
+        return Err(at(
+            path,
+            u,
+            format!(
+                "{what} is a signed URL (its query holds a signature or token): citations would publish it, and it expires; give a stable URL"
+            ),
+        ));
+    }
     Ok(v.to_owned())
 }
 
@@ -421,6 +492,12 @@ pub struct FetchError {
     /// Set when the article is there but is not to be read (over the size
     /// limit): it is skipped with this reason rather than failing the build.
     pub skip: Option<cairn_index::manifest::SkipReason>,
+}
+
+/// The PDF's public address, which the manifest records and permalinks
+/// use: arXiv's own, whatever mirror the build fetched from.
+pub fn public_url(spec: &ArticleSpec) -> String {
+    source_url(spec, DEFAULT_ARXIV_URL)
 }
 
 /// Where an article's PDF is fetched from, given the arXiv mirror in use.
@@ -489,7 +566,7 @@ pub fn fetch(
     if !bytes.starts_with(b"%PDF-") {
         return Err(fail(
             "the answer is not a PDF (it does not start with %PDF-)".to_owned(),
-            None,
+            spec.from_bibliography.then_some(SkipReason::NotAPdf),
         ));
     }
     let path = cache_path(cache, cfg, spec);
@@ -591,17 +668,61 @@ mod tests {
         for ok in ["1202.3665", "1202.3665v3", "2301.00001", "astro-ph/0501001"] {
             assert!(arxiv_id_ok(ok), "{ok}");
         }
+        assert!(arxiv_id_ok("solv-int/9901001v2"));
         for bad in [
             "",
             "1202",
             "12023665",
             "../../etc",
+            "../1234567",
             "1202.3665/../x",
             "a b/1234567",
         ] {
             assert!(!arxiv_id_ok(bad), "{bad}");
         }
         assert_eq!(sanitize("a/b c?d"), "a-b-c-d");
+        assert_eq!(
+            doi_url("10.1002/(SICI)1<2>#3"),
+            "https://doi.org/10.1002/(SICI)1%3C2%3E%233"
+        );
+        assert!(signed("https://x.org/a.pdf?X-Amz-Signature=1&b=2"));
+        assert!(!signed("https://x.org/a.pdf?download=1"));
+    }
+
+    /// An article takes its category's groups like a repository; a
+    /// bibliography's clashing keys are numbered; every name stays unique.
+    #[test]
+    fn articles_take_their_category_groups_and_unique_names() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            dir.path().join("refs.bib"),
+            "@article{a:b, eprint = {1202.3665}}\n@article{a/b, doi = {10.1/x}}\n@book{c, title = {No link}}\n",
+        )
+        .expect("bib");
+        let yml = dir.path().join("repositories.yml");
+        let text = "internal:\n  groups: [staff]\n  repos:\n    - name: r\n      url: https://github.com/o/r\narticles:\n  - arxiv: \"1202.3665\"\n    category: internal\n  - bibtex: refs.bib\n";
+        let reg = crate::config::Registry::parse(&yml, text).expect("config");
+        let names: Vec<(&str, &str, &[String])> = reg
+            .repos
+            .iter()
+            .map(|r| (r.name.as_str(), r.category.as_str(), r.groups.as_slice()))
+            .collect();
+        let staff = ["staff".to_owned()];
+        assert_eq!(
+            names,
+            [
+                ("r", "internal", &staff[..]),
+                ("arxiv-1202.3665", "internal", &staff[..]),
+                ("a-b", "papers", &[][..]),
+                ("a-b-2", "papers", &[][..]),
+            ]
+        );
+        assert!(
+            reg.repos[3]
+                .article
+                .as_ref()
+                .is_some_and(|a| a.from_bibliography)
+        );
         assert_eq!(file_stem("joss.00024.pdf?download=1"), "joss.00024");
     }
 }

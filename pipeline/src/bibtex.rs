@@ -35,7 +35,11 @@ pub fn entries(text: &str) -> Vec<Entry> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
+    // Lines are counted as the scan moves on: a large file stays linear.
+    let (mut line, mut counted) = (1u32, 0usize);
     while let Some(at) = text[i..].find('@').map(|p| p + i) {
+        line += text[counted..at].matches('\n').count() as u32;
+        counted = at;
         i = at + 1;
         let kind_len = text[i..]
             .find(|c: char| !c.is_ascii_alphabetic())
@@ -56,7 +60,7 @@ pub fn entries(text: &str) -> Vec<Entry> {
                 kind,
                 key,
                 fields,
-                line: text[..at].matches('\n').count() as u32 + 1,
+                line,
             });
         }
         i = end + 1;

@@ -10,7 +10,7 @@ pub use cairn_index::PathWeights;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// A configuration error, located in its file.
@@ -296,12 +296,18 @@ impl Registry {
         // gives the same registry.
         let mut raw = file.categories;
         raw.sort_by(|a, b| a.0.value.cmp(&b.0.value));
+        // Each category's groups, which its articles take like its repositories.
+        let mut groups_of: HashMap<String, Vec<String>> = HashMap::new();
         for (category, value) in raw {
             check_segment(path, &category, "category")?;
             let (category_groups, list) = match value {
                 RawCategory::List(l) => (Vec::new(), l),
                 RawCategory::Table(t) => (t.groups, t.repos),
             };
+            groups_of.insert(
+                category.value.clone(),
+                category_groups.iter().map(|g| g.value.clone()).collect(),
+            );
             for mut r in list {
                 check_segment(path, &r.name, "repository name")?;
                 if !names.insert(r.name.value.clone()) {
@@ -346,6 +352,7 @@ impl Registry {
             base,
             file.articles,
             &mut names,
+            &groups_of,
         )?);
         if repos.is_empty() {
             return Err(ConfigError::At {
@@ -862,14 +869,17 @@ impl Default for BuildSettings {
 }
 
 impl BuildSettings {
-    /// The size and extraction bounds files are read under.
-    pub fn read_limits(&self) -> crate::documents::ReadLimits {
+    /// The size and extraction bounds files are read under; PDFs are read
+    /// by `pdf_helper` in processes of their own when one is given.
+    pub fn read_limits(&self, pdf_helper: Option<&Path>) -> crate::documents::ReadLimits {
         crate::documents::ReadLimits {
             max_file_bytes: self.max_file_bytes,
             pdf: crate::pdf::PdfLimits {
                 max_bytes: self.max_pdf_bytes,
+                // `load` bounds pdf_seconds; a huge one saturates, never wraps to zero.
                 timeout: std::time::Duration::try_from_secs_f64(self.pdf_seconds)
-                    .unwrap_or(std::time::Duration::ZERO),
+                    .unwrap_or(std::time::Duration::MAX),
+                helper: pdf_helper.map(Path::to_path_buf),
                 ..crate::pdf::PdfLimits::default()
             },
         }
@@ -894,12 +904,13 @@ impl BuildSettings {
                 });
             }
         }
-        if !(s.pdf_seconds.is_finite() && s.pdf_seconds > 0.0) {
+        if !(s.pdf_seconds.is_finite() && s.pdf_seconds > 0.0 && s.pdf_seconds <= 86_400.0) {
             return Err(ConfigError::At {
                 path: path.to_owned(),
                 line: 1,
                 column: 1,
-                message: "pdf_seconds must be a positive number of seconds".to_owned(),
+                message: "pdf_seconds must be a number of seconds above 0 and at most 86400"
+                    .to_owned(),
             });
         }
         Ok(s)

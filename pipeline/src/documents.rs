@@ -9,7 +9,7 @@ use cairn_index::{Doctype, Language, PdfSource};
 use git2::{ObjectType, Oid, Repository};
 
 /// How large a file may be before it is skipped unread.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ReadLimits {
     /// Any text file (bytes).
     pub max_file_bytes: u64,
@@ -86,7 +86,7 @@ pub fn read_commit(
         } else if size > max_bytes {
             Err(SkipReason::TooLarge)
         } else if is_pdf(&path) {
-            classify_pdf(&path, repo.find_blob(oid)?.content(), limits.pdf)
+            classify_pdf(&path, repo.find_blob(oid)?.content(), &limits.pdf)
         } else {
             classify(&path, repo.find_blob(oid)?.content())
         };
@@ -154,7 +154,7 @@ pub fn is_pdf(path: &str) -> bool {
 }
 
 /// The document of a PDF: its extracted text, with the PDF's sha256, size and pages.
-pub fn classify_pdf(path: &str, bytes: &[u8], limits: PdfLimits) -> Result<SourceDoc, SkipReason> {
+pub fn classify_pdf(path: &str, bytes: &[u8], limits: &PdfLimits) -> Result<SourceDoc, SkipReason> {
     if bytes.is_empty() {
         return Err(SkipReason::Empty);
     }

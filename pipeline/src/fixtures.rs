@@ -104,6 +104,7 @@ impl Sandbox {
             keep: cairn_index::layout::DEFAULT_KEEP,
             keep_going: false,
             arxiv_url: crate::articles::DEFAULT_ARXIV_URL.to_owned(),
+            pdf_helper: None,
         }
     }
 }
@@ -197,6 +198,45 @@ pub fn encrypted_pdf(pages: &[&[&str]]) -> Vec<u8> {
             lopdf::Object::string_literal(vec![1u8; 16]),
         ],
     );
+    let mut out = Vec::new();
+    doc.save_to(&mut out).expect("save");
+    out
+}
+
+/// A PDF whose page draws a form that draws itself, forever: an
+/// interpreter without a depth guard overflows its stack on it.
+pub fn self_drawing_pdf() -> Vec<u8> {
+    use lopdf::{Document, Object, Stream, dictionary};
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let form_id = doc.new_object_id();
+    let resources = doc.add_object(dictionary! {
+        "XObject" => dictionary! { "X0" => form_id },
+    });
+    doc.objects.insert(
+        form_id,
+        Object::Stream(Stream::new(
+            dictionary! {
+                "Type" => "XObject", "Subtype" => "Form",
+                "BBox" => vec![0.into(), 0.into(), 100.into(), 100.into()],
+            },
+            b"/X0 Do".to_vec(),
+        )),
+    );
+    let contents = doc.add_object(Stream::new(dictionary! {}, b"/X0 Do".to_vec()));
+    let page = doc.add_object(dictionary! {
+        "Type" => "Page", "Parent" => pages_id, "Contents" => contents,
+        "Resources" => resources,
+    });
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1,
+            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+        }),
+    );
+    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog);
     let mut out = Vec::new();
     doc.save_to(&mut out).expect("save");
     out

@@ -10,18 +10,30 @@
 //!   across a line break is joined on the first line, so both halves are one
 //!   searchable word and the line count is unchanged.
 //!
-//! The interpreter can panic or spin on a hostile file, so it runs on its
-//! own thread under `catch_unwind` with a deadline; a file that misses the
-//! deadline is skipped (its thread is left to finish on its own). Used by
-//! `documents` for PDFs in repositories and by `articles` for fetched ones.
+//! The interpreter can panic, spin, overflow its stack (a form that draws
+//! itself) or inflate a bomb on a hostile file. With a `helper` program (the
+//! `cairn` binary sets itself), each PDF is read in a child process under a
+//! memory cap (`ulimit -v`) and killed at the deadline: whatever the file
+//! does, the build goes on and the file is skipped with a reason. Without
+//! one (library callers, unit tests) it runs on a thread of its own under
+//! `catch_unwind` with a deadline (a file that misses it is skipped and its
+//! thread left to finish; a stack overflow there would end the process).
+//! Used by `documents` for PDFs in repositories and for fetched articles.
 
 use cairn_index::manifest::SkipReason;
 use pdf_extract::{MediaBox, OutputDev, OutputError, Transform};
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The subcommand a helper program answers (`<helper> __pdf-text …`).
+pub const HELPER_COMMAND: &str = "__pdf-text";
 
 /// Bounds on one PDF's extraction.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct PdfLimits {
     /// PDFs larger than this are skipped unread (bytes).
     pub max_bytes: u64,
@@ -35,6 +47,12 @@ pub struct PdfLimits {
     /// streams together) is skipped before any is interpreted: a
     /// decompression bomb costs a bounded read, not the build's memory.
     pub max_inflated_bytes: u64,
+    /// The child process's address space, when a `helper` reads the file.
+    pub max_memory_bytes: u64,
+    /// A program that reads one PDF in a process of its own: run as
+    /// `<helper> __pdf-text PAGES TEXT_BYTES INFLATED_BYTES` with the PDF on
+    /// stdin, it prints [`helper_answer`]'s JSON. `None`: read in this process.
+    pub helper: Option<PathBuf>,
 }
 
 impl Default for PdfLimits {
@@ -45,6 +63,8 @@ impl Default for PdfLimits {
             max_pages: 2000,
             max_text_bytes: 8 << 20,
             max_inflated_bytes: 256 << 20,
+            max_memory_bytes: 2 << 30,
+            helper: None,
         }
     }
 }
@@ -59,36 +79,125 @@ pub struct PdfText {
 }
 
 /// Extracts `bytes`' text, or says why it has none worth indexing.
-pub fn extract(bytes: &[u8], limits: PdfLimits) -> Result<PdfText, SkipReason> {
+pub fn extract(bytes: &[u8], limits: &PdfLimits) -> Result<PdfText, SkipReason> {
     if bytes.len() as u64 > limits.max_bytes {
         return Err(SkipReason::TooLarge);
     }
+    let pages = match &limits.helper {
+        Some(helper) => in_child(helper, bytes, limits)?,
+        None => in_thread(bytes, limits)?,
+    };
+    assemble(pages, limits.max_text_bytes)
+}
+
+/// What a helper prints: the pages' raw text, or why there is none.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Answer {
+    Pages(Vec<String>),
+    Skip(SkipReason),
+}
+
+/// The helper's side: reads `bytes` here and gives the JSON the parent reads.
+pub fn helper_answer(bytes: &[u8], limits: &PdfLimits) -> String {
+    let answer = match std::panic::catch_unwind(|| read_pages(bytes, limits)) {
+        Ok(Ok(pages)) => Answer::Pages(pages),
+        Ok(Err(reason)) => Answer::Skip(reason),
+        Err(_) => Answer::Skip(SkipReason::Unreadable),
+    };
+    serde_json::to_string(&answer).unwrap_or_default()
+}
+
+/// Reads the file in a child process: capped, killed at the deadline.
+fn in_child(helper: &Path, bytes: &[u8], limits: &PdfLimits) -> Result<Vec<String>, SkipReason> {
+    // `sh` sets the cap, then becomes the helper (no shell stays behind).
+    let spawned = Command::new("sh")
+        .arg("-c")
+        .arg(r#"kb=$1; shift; ulimit -v "$kb" 2>/dev/null; exec "$0" "$@""#)
+        .arg(helper)
+        .arg((limits.max_memory_bytes / 1024).max(1).to_string())
+        .arg(HELPER_COMMAND)
+        .arg(limits.max_pages.to_string())
+        .arg(limits.max_text_bytes.to_string())
+        .arg(limits.max_inflated_bytes.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(mut child) = spawned else {
+        // No shell or no helper here: the file is read in this process.
+        return in_thread(bytes, limits);
+    };
+    let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(SkipReason::Unreadable);
+    };
+    // Writing and reading on their own threads: a child that stops reading
+    // or floods its output cannot block the wait below.
+    let input = bytes.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let most = limits.max_text_bytes as u64 * 4 + (1 << 20);
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.take(most).read_to_end(&mut out);
+        out
+    });
+    let deadline = Instant::now() + limits.timeout;
+    let finished = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            _ => break None,
+        }
+    };
+    if finished.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let _ = writer.join();
+    let out = reader.join().unwrap_or_default();
+    match (finished, serde_json::from_slice::<Answer>(&out)) {
+        (None, _) => Err(SkipReason::ExtractTimeout),
+        (Some(_), Ok(Answer::Pages(pages))) => Ok(pages),
+        (Some(_), Ok(Answer::Skip(reason))) => Err(reason),
+        // Killed by its memory cap, a stack overflow or a signal.
+        (Some(_), Err(_)) => Err(SkipReason::Unreadable),
+    }
+}
+
+/// Reads the file on a thread of its own, under `catch_unwind` and the deadline.
+fn in_thread(bytes: &[u8], limits: &PdfLimits) -> Result<Vec<String>, SkipReason> {
     let owned = bytes.to_vec();
+    let own_limits = limits.clone();
     let (tx, rx) = std::sync::mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name("pdf-extract".into())
         .spawn(move || {
-            let pages = std::panic::catch_unwind(|| read_pages(&owned, limits));
+            let pages = std::panic::catch_unwind(|| read_pages(&owned, &own_limits));
             // The receiver is gone only after the deadline: nothing to tell.
             let _ = tx.send(pages.unwrap_or(Err(SkipReason::Unreadable)));
         });
     if spawned.is_err() {
         return Err(SkipReason::Unreadable);
     }
-    let pages = match rx.recv_timeout(limits.timeout) {
-        Ok(r) => r?,
-        Err(_) => return Err(SkipReason::ExtractTimeout),
-    };
-    assemble(pages, limits.max_text_bytes)
+    match rx.recv_timeout(limits.timeout) {
+        Ok(r) => r,
+        Err(_) => Err(SkipReason::ExtractTimeout),
+    }
 }
 
 /// Each page's raw text, in page order.
-fn read_pages(bytes: &[u8], limits: PdfLimits) -> Result<Vec<String>, SkipReason> {
+fn read_pages(bytes: &[u8], limits: &PdfLimits) -> Result<Vec<String>, SkipReason> {
     let doc = lopdf::Document::load_mem(bytes).map_err(|e| match e {
         lopdf::Error::Decryption(_) | lopdf::Error::AlreadyEncrypted => SkipReason::Encrypted,
         _ => SkipReason::Unreadable,
     })?;
-    if doc.is_encrypted() {
+    // lopdf opens a file whose user password is empty (the common "copy
+    // protected" PDF) as any reader does; only a real password stops it.
+    if doc.is_encrypted() && doc.encryption_state.is_none() {
         return Err(SkipReason::Encrypted);
     }
     if inflated_size(&doc, limits.max_inflated_bytes) > limits.max_inflated_bytes {
@@ -373,7 +482,7 @@ mod tests {
             b"%PDF-1.4\n\xff\xfe\x00garbage",
         ] {
             assert_eq!(
-                extract(bytes, PdfLimits::default()),
+                extract(bytes, &PdfLimits::default()),
                 Err(SkipReason::Unreadable)
             );
         }
@@ -381,7 +490,7 @@ mod tests {
             max_bytes: 4,
             ..PdfLimits::default()
         };
-        assert_eq!(extract(b"%PDF-1.7", tiny), Err(SkipReason::TooLarge));
+        assert_eq!(extract(b"%PDF-1.7", &tiny), Err(SkipReason::TooLarge));
     }
 
     #[test]
@@ -398,7 +507,7 @@ mod tests {
             &["@image"],
             &["2 Method", "sampling with", "affine invariant walkers"],
         ]);
-        let t = extract(&bytes, PdfLimits::default()).expect("text");
+        let t = extract(&bytes, &PdfLimits::default()).expect("text");
         let lines: Vec<&str> = t.text.lines().collect();
         assert_eq!(lines[0], "1 Introduction");
         assert_eq!(lines[1], words);
@@ -420,11 +529,11 @@ mod tests {
         assert!(page(4).starts_with("2 Method"), "{}", page(4));
 
         assert_eq!(
-            extract(&pdf(&[&["@image"], &["@image"]]), PdfLimits::default()),
+            extract(&pdf(&[&["@image"], &["@image"]]), &PdfLimits::default()),
             Err(SkipReason::NoText)
         );
         assert_eq!(
-            extract(&encrypted_pdf(&[&[words]]), PdfLimits::default()),
+            extract(&encrypted_pdf(&[&[words]]), &PdfLimits::default()),
             Err(SkipReason::Encrypted)
         );
         let stingy = PdfLimits {
@@ -435,8 +544,8 @@ mod tests {
         squeezed.compress();
         let mut packed = Vec::new();
         squeezed.save_to(&mut packed).expect("save");
-        assert_eq!(extract(&packed, stingy), Err(SkipReason::TooLarge));
-        assert!(extract(&packed, PdfLimits::default()).is_ok());
+        assert_eq!(extract(&packed, &stingy), Err(SkipReason::TooLarge));
+        assert!(extract(&packed, &PdfLimits::default()).is_ok());
         let instant = PdfLimits {
             timeout: Duration::ZERO,
             ..PdfLimits::default()
@@ -444,6 +553,6 @@ mod tests {
         // Hundreds of pages cannot be read in no time at all.
         let page: &[&str] = &[words, words, words];
         let long = pdf(&vec![page; 400]);
-        assert_eq!(extract(&long, instant), Err(SkipReason::ExtractTimeout));
+        assert_eq!(extract(&long, &instant), Err(SkipReason::ExtractTimeout));
     }
 }

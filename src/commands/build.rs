@@ -19,6 +19,8 @@ pub fn run(a: BuildArgs) -> anyhow::Result<ExitCode> {
         keep: a.keep,
         keep_going: a.keep_going,
         arxiv_url: a.arxiv_url,
+        // This binary reads each PDF in a child of its own (`cairn __pdf-text`).
+        pdf_helper: std::env::current_exe().ok(),
     };
     let reporter = progress::TermReporter::new();
     if let Some(shard) = a.shard {

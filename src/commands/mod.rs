@@ -11,6 +11,7 @@ mod mcp;
 pub mod op;
 mod openapi;
 mod pack;
+mod pdf_text;
 mod pull;
 mod serve;
 mod token;
@@ -37,6 +38,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Doctor(a) => doctor::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
+        Command::PdfText(a) => pdf_text::run(a),
     }
 }
 

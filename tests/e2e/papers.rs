@@ -4,7 +4,7 @@
 //! the server is gone (`--keep-going`). Bad PDFs are skipped with a reason.
 
 use crate::fixtures::{World, cairn, commit, current_dir, read_json, stderr, stdout};
-use cairn_pipeline::fixtures::{encrypted_pdf, pdf};
+use cairn_pipeline::fixtures::{encrypted_pdf, pdf, self_drawing_pdf};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;
@@ -66,6 +66,8 @@ fn paper_files() -> Vec<(&'static str, Vec<u8>)> {
         ),
         ("docs/broken.pdf", corrupt),
         ("docs/scan.pdf", pdf(&[&["@image"], &["@image"]])),
+        // Overflows the extractor's stack: its child process dies, the build goes on.
+        ("docs/loop.pdf", self_drawing_pdf()),
     ]
 }
 
@@ -168,6 +170,7 @@ fn papers_are_cited_by_page_and_articles_are_fetched_and_kept() {
         ("science/alpha/docs/locked.pdf", "encrypted"),
         ("science/alpha/docs/broken.pdf", "unreadable"),
         ("science/alpha/docs/scan.pdf", "no-text"),
+        ("science/alpha/docs/loop.pdf", "unreadable"),
         ("papers/huge/huge.pdf", "too-large"),
     ] {
         assert!(
@@ -260,7 +263,8 @@ fn papers_are_cited_by_page_and_articles_are_fetched_and_kept() {
     let a = hit(&fetched, "papers/arxiv-2101.00001/2101.00001.pdf");
     assert_eq!(a["page"]["page"], 2);
     assert_eq!(a["github_url"], "https://arxiv.org/abs/2101.00001#page=2");
-    assert_eq!(a["permalink"], format!("{server}/pdf/2101.00001#page=2"));
+    // Fetched from the mirror, cited at arXiv.
+    assert_eq!(a["permalink"], "https://arxiv.org/pdf/2101.00001#page=2");
     let v = cairn(&["verify", "--index", index.to_str().expect("utf8")]);
     assert!(v.status.success(), "{}", stderr(&v));
 
@@ -308,6 +312,14 @@ fn bad_articles_entries_name_their_line() {
         (
             "  - arxiv: \"2101.00001\"\n    colour: red\n",
             "unknown field",
+        ),
+        (
+            "  - url: https://example.org/a.pdf?X-Amz-Signature=abc\n",
+            "signed URL",
+        ),
+        (
+            "  - name: foo\n    url: https://github.com/a/foo\n",
+            "this is a repository",
         ),
     ] {
         w.write(

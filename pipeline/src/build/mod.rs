@@ -70,6 +70,9 @@ pub struct BuildOptions {
     pub keep_going: bool,
     /// Where arXiv articles are fetched from (`articles:`); a mirror or a test server.
     pub arxiv_url: String,
+    /// A program that reads each PDF in a process of its own
+    /// ([`crate::pdf::PdfLimits::helper`]); `None` reads them in this one.
+    pub pdf_helper: Option<PathBuf>,
 }
 
 /// Why a build failed. Nothing was published.

@@ -66,11 +66,16 @@ pub(super) fn sync_all(
             other => other,
         };
         let result = synced.map_err(BuildError::from).and_then(|s| {
-            let (docs, skipped) = read_commit(&s.repo, s.commit, cfg, &settings.read_limits())
-                .map_err(|source| BuildError::Tree {
-                    repo: cfg.name.clone(),
-                    source,
-                })?;
+            let (docs, skipped) = read_commit(
+                &s.repo,
+                s.commit,
+                cfg,
+                &settings.read_limits(opts.pdf_helper.as_deref()),
+            )
+            .map_err(|source| BuildError::Tree {
+                repo: cfg.name.clone(),
+                source,
+            })?;
             Ok((s.default_branch, s.commit.to_string(), docs, skipped))
         });
         match result {
@@ -131,8 +136,8 @@ fn article_docs(
     settings: &BuildSettings,
     reporter: &dyn Reporter,
 ) -> Result<RepoDocs, BuildError> {
-    let limits = settings.read_limits().pdf;
-    record.url = crate::articles::source_url(spec, &opts.arxiv_url);
+    let limits = settings.read_limits(opts.pdf_helper.as_deref()).pdf;
+    record.url = crate::articles::public_url(spec);
     if matches!(spec.source, crate::articles::ArticleSource::File(_)) {
         // A local path is where this machine keeps it, not an address to cite.
         record.url = cfg.url.clone();
@@ -187,7 +192,7 @@ fn article_docs(
     };
     let mut docs = Vec::new();
     if let Some(bytes) = bytes {
-        match crate::documents::classify_pdf(&spec.file_name, &bytes, limits) {
+        match crate::documents::classify_pdf(&spec.file_name, &bytes, &limits) {
             Ok(d) if DocId::new(&cfg.category, &cfg.name, &d.path).is_ok() => docs.push(d),
             Ok(_) => {}
             Err(reason) => {

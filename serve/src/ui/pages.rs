@@ -928,3 +928,28 @@ fn explained(a: &ExplainResponse) -> String {
     );
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::page_tag;
+    use cairn_search::PageCitation;
+
+    #[test]
+    fn a_pdf_hit_shows_its_page_and_lines() {
+        let on = |end_page| PageCitation {
+            page: 2,
+            start_line: 3,
+            end_line: 9,
+            end_page,
+        };
+        assert_eq!(page_tag(None), "");
+        assert_eq!(
+            page_tag(Some(&on(None))),
+            " <span class=\"tag page\">p. 2, lines 3–9</span>"
+        );
+        assert_eq!(
+            page_tag(Some(&on(Some(3)))),
+            " <span class=\"tag page\">p. 2, lines 3–p. 3 line 9</span>"
+        );
+    }
+}
