@@ -213,7 +213,7 @@ fn resolve(
         let url = checked_url(path, u, "url")?;
         // `articles` was an ordinary key before it was reserved: a
         // repository listed under it must not quietly become a PDF.
-        if crate::config::github_web_url(&url).is_some_and(|w| w == url.trim_end_matches(".git")) {
+        if crate::config::github_web_url(&url).is_some() {
             return Err(at(
                 path,
                 u,
@@ -297,7 +297,8 @@ fn from_bibtex(
         } else if let Some(u) = e
             .field("url")
             .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
-            .filter(|u| !has_credentials(u) && !u.contains(' '))
+            .filter(|u| !has_credentials(u) && !u.contains(' ') && !signed(u))
+            .filter(|u| crate::config::github_web_url(u).is_none())
         {
             let landing = landing.unwrap_or_else(|| u.clone());
             (ArticleSource::Url(u.clone()), u, landing)

@@ -304,6 +304,9 @@ impl Registry {
                 RawCategory::List(l) => (Vec::new(), l),
                 RawCategory::Table(t) => (t.groups, t.repos),
             };
+            for g in &category_groups {
+                check_segment(path, g, "group")?;
+            }
             groups_of.insert(
                 category.value.clone(),
                 category_groups.iter().map(|g| g.value.clone()).collect(),
@@ -876,9 +879,13 @@ impl BuildSettings {
             max_file_bytes: self.max_file_bytes,
             pdf: crate::pdf::PdfLimits {
                 max_bytes: self.max_pdf_bytes,
-                // `load` bounds pdf_seconds; a huge one saturates, never wraps to zero.
+                // `load` bounds pdf_seconds; settings made in code are clamped the same way.
                 timeout: std::time::Duration::try_from_secs_f64(self.pdf_seconds)
-                    .unwrap_or(std::time::Duration::MAX),
+                    .unwrap_or(std::time::Duration::ZERO)
+                    .clamp(
+                        std::time::Duration::from_millis(1),
+                        std::time::Duration::from_secs(86_400),
+                    ),
                 helper: pdf_helper.map(Path::to_path_buf),
                 ..crate::pdf::PdfLimits::default()
             },

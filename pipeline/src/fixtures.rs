@@ -166,14 +166,26 @@ pub fn pdf(pages: &[&[&str]]) -> Vec<u8> {
             .into(),
         );
     }
-    let count = kids.len() as i64;
-    doc.objects.insert(
-        pages_id,
-        Object::Dictionary(dictionary! {
-            "Type" => "Pages", "Kids" => kids, "Count" => count, "Resources" => resources,
-            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
-        }),
-    );
+    finish(doc, pages_id, kids, Some(resources))
+}
+
+/// Writes the page tree (`kids`, A4, sharing `resources`) and the catalog,
+/// and saves the document.
+fn finish(
+    mut doc: lopdf::Document,
+    pages_id: lopdf::ObjectId,
+    kids: Vec<lopdf::Object>,
+    resources: Option<lopdf::ObjectId>,
+) -> Vec<u8> {
+    use lopdf::{Object, dictionary};
+    let mut pages = dictionary! {
+        "Type" => "Pages", "Count" => kids.len() as i64, "Kids" => kids,
+        "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
+    };
+    if let Some(r) = resources {
+        pages.set("Resources", r);
+    }
+    doc.objects.insert(pages_id, Object::Dictionary(pages));
     let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
     doc.trailer.set("Root", catalog);
     let mut out = Vec::new();
@@ -228,16 +240,5 @@ pub fn self_drawing_pdf() -> Vec<u8> {
         "Type" => "Page", "Parent" => pages_id, "Contents" => contents,
         "Resources" => resources,
     });
-    doc.objects.insert(
-        pages_id,
-        Object::Dictionary(dictionary! {
-            "Type" => "Pages", "Kids" => vec![page.into()], "Count" => 1,
-            "MediaBox" => vec![0.into(), 0.into(), 595.into(), 842.into()],
-        }),
-    );
-    let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-    doc.trailer.set("Root", catalog);
-    let mut out = Vec::new();
-    doc.save_to(&mut out).expect("save");
-    out
+    finish(doc, pages_id, vec![page.into()], None)
 }

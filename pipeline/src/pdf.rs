@@ -84,8 +84,10 @@ pub fn extract(bytes: &[u8], limits: &PdfLimits) -> Result<PdfText, SkipReason> 
         return Err(SkipReason::TooLarge);
     }
     let pages = match &limits.helper {
+        // The child process and its cap need a Unix `sh` and `exec`.
+        #[cfg(unix)]
         Some(helper) => in_child(helper, bytes, limits)?,
-        None => in_thread(bytes, limits)?,
+        _ => in_thread(bytes, limits)?,
     };
     assemble(pages, limits.max_text_bytes)
 }
@@ -109,9 +111,13 @@ pub fn helper_answer(bytes: &[u8], limits: &PdfLimits) -> String {
 }
 
 /// Reads the file in a child process: capped, killed at the deadline.
+#[cfg(unix)]
 fn in_child(helper: &Path, bytes: &[u8], limits: &PdfLimits) -> Result<Vec<String>, SkipReason> {
+    use std::os::unix::process::CommandExt;
     // `sh` sets the cap, then becomes the helper (no shell stays behind).
     let spawned = Command::new("sh")
+        // Its own process group: the deadline kills whatever it started too.
+        .process_group(0)
         .arg("-c")
         .arg(r#"kb=$1; shift; ulimit -v "$kb" 2>/dev/null; exec "$0" "$@""#)
         .arg(helper)
@@ -145,26 +151,44 @@ fn in_child(helper: &Path, bytes: &[u8], limits: &PdfLimits) -> Result<Vec<Strin
         let _ = stdout.take(most).read_to_end(&mut out);
         out
     });
-    let deadline = Instant::now() + limits.timeout;
+    let started = Instant::now();
     let finished = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) if started.elapsed() < limits.timeout => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
             _ => break None,
         }
     };
-    if finished.is_none() {
-        let _ = child.kill();
+    let Some(status) = finished else {
+        let group = format!("-{}", child.id());
+        let killed = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !killed {
+            let _ = child.kill();
+        }
         let _ = child.wait();
-    }
+        // Whatever still holds the pipes is not waited for.
+        return Err(SkipReason::ExtractTimeout);
+    };
     let _ = writer.join();
     let out = reader.join().unwrap_or_default();
-    match (finished, serde_json::from_slice::<Answer>(&out)) {
-        (None, _) => Err(SkipReason::ExtractTimeout),
-        (Some(_), Ok(Answer::Pages(pages))) => Ok(pages),
-        (Some(_), Ok(Answer::Skip(reason))) => Err(reason),
+    match serde_json::from_slice::<Answer>(&out) {
+        Ok(Answer::Pages(pages)) => Ok(pages),
+        Ok(Answer::Skip(reason)) => Err(reason),
+        // The helper did not run at all (not found, not executable, replaced
+        // by a binary without `__pdf-text`): it said nothing and exited. The
+        // file is read here rather than every PDF skipped in silence.
+        Err(_) if status.code().is_some_and(|c| c != 0) && out.is_empty() => {
+            tracing::warn!(helper = %helper.display(), %status, "the PDF helper did not run; reading the PDF in this process");
+            in_thread(bytes, limits)
+        }
         // Killed by its memory cap, a stack overflow or a signal.
-        (Some(_), Err(_)) => Err(SkipReason::Unreadable),
+        Err(_) => Err(SkipReason::Unreadable),
     }
 }
 
@@ -197,26 +221,38 @@ fn read_pages(bytes: &[u8], limits: &PdfLimits) -> Result<Vec<String>, SkipReaso
     })?;
     // lopdf opens a file whose user password is empty (the common "copy
     // protected" PDF) as any reader does; only a real password stops it.
-    if doc.is_encrypted() && doc.encryption_state.is_none() {
+    if doc.trailer.has(b"Encrypt") && doc.encryption_state.is_none() {
         return Err(SkipReason::Encrypted);
     }
     if inflated_size(&doc, limits.max_inflated_bytes) > limits.max_inflated_bytes {
         return Err(SkipReason::TooLarge);
     }
     let mut pages = Vec::new();
-    let mut bytes_so_far = 0usize;
+    let mut left = limits.max_text_bytes;
     for (&number, _) in doc.get_pages().iter().take(limits.max_pages as usize) {
-        let mut device = PageText::default();
-        // A page the interpreter cannot read keeps its place, empty: the
-        // pages after it keep their numbers.
-        if pdf_extract::output_doc_page(&doc, &mut device, number).is_err() {
-            device.out.clear();
-        }
-        bytes_so_far += device.out.len();
-        pages.push(device.out);
-        if bytes_so_far > limits.max_text_bytes {
+        // A page the interpreter cannot read (an error, or a panic inside
+        // it) keeps its place, empty: the pages after it keep their numbers.
+        let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut device = PageText::default();
+            pdf_extract::output_doc_page(&doc, &mut device, number).map(|_| device.out)
+        }));
+        let mut text = match read {
+            Ok(Ok(text)) => text,
+            _ => String::new(),
+        };
+        // The text budget binds within a page too: cut at the last line that fits.
+        if text.len() > left {
+            let mut cut = left;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let cut = text[..cut].rfind('\n').map_or(0, |n| n + 1);
+            text.truncate(cut);
+            pages.push(text);
             break;
         }
+        left -= text.len();
+        pages.push(text);
     }
     Ok(pages)
 }
@@ -447,6 +483,44 @@ impl OutputDev for PageText {
 mod tests {
     use super::*;
 
+    /// A helper that cannot read the file says nothing and exits: the file is
+    /// read here instead. One that hangs is killed at the deadline.
+    #[cfg(unix)]
+    #[test]
+    fn a_child_that_fails_or_hangs_never_stops_the_caller() {
+        use std::os::unix::fs::PermissionsExt;
+        let words = "a child process reads the page and prints what it found there";
+        let bytes = crate::fixtures::pdf(&[&[words, words]]);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let script = |name: &str, body: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).expect("script");
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            p
+        };
+        let broken = PdfLimits {
+            helper: Some(script("broken", "exit 127")),
+            ..PdfLimits::default()
+        };
+        assert_eq!(extract(&bytes, &broken).map(|t| t.page_starts), Ok(vec![1]));
+        let hanging = PdfLimits {
+            helper: Some(script("hanging", "sleep 30")),
+            timeout: Duration::from_millis(300),
+            ..PdfLimits::default()
+        };
+        let started = Instant::now();
+        assert_eq!(extract(&bytes, &hanging), Err(SkipReason::ExtractTimeout));
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let lying = PdfLimits {
+            helper: Some(script(
+                "lying",
+                "cat >/dev/null; echo '{\"skip\":\"encrypted\"}'",
+            )),
+            ..PdfLimits::default()
+        };
+        assert_eq!(extract(&bytes, &lying), Err(SkipReason::Encrypted));
+    }
+
     #[test]
     fn cleaning_spells_ligatures_and_joins_hyphenated_words() {
         let raw =
@@ -550,6 +624,14 @@ mod tests {
             timeout: Duration::ZERO,
             ..PdfLimits::default()
         };
+        // The text budget cuts a page at its last whole line.
+        let small = PdfLimits {
+            max_text_bytes: 160,
+            ..PdfLimits::default()
+        };
+        let cut = extract(&pdf(&[&[words, words, words], &[words]]), &small).expect("text");
+        assert_eq!(cut.text, format!("{words}\n{words}\n"));
+        assert_eq!(cut.page_starts, vec![1]);
         // Hundreds of pages cannot be read in no time at all.
         let page: &[&str] = &[words, words, words];
         let long = pdf(&vec![page; 400]);

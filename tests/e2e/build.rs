@@ -1,6 +1,6 @@
 //! `cairn build`: branches, documents, skips, spans, determinism, caching, pins.
 
-use crate::fixtures::{World, cairn, commit, current_dir, read_json, stderr, stdout};
+use crate::fixtures::{World, cairn, commit, current_dir, read_json, skip_reasons, stderr, stdout};
 use cairn_index::{LineIndex, LineSpan};
 use std::collections::BTreeMap;
 
@@ -36,17 +36,7 @@ fn builds_both_branches_and_records_every_skip() {
         "https://github.com/example/alpha"
     );
 
-    let skipped: BTreeMap<String, String> = manifest["skipped"]
-        .as_array()
-        .expect("skipped")
-        .iter()
-        .map(|s| {
-            (
-                s["path"].as_str().expect("path").to_owned(),
-                s["reason"].as_str().expect("reason").to_owned(),
-            )
-        })
-        .collect();
+    let skipped = skip_reasons(&manifest);
     assert_eq!(skipped["science/alpha/data/blob.bin"], "binary");
     assert_eq!(skipped["science/alpha/data/latin1.txt"], "non-utf8");
     assert_eq!(skipped["science/alpha/data/big.txt"], "too-large");

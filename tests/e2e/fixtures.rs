@@ -216,3 +216,18 @@ pub fn current_dir(out: &Path) -> PathBuf {
 pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).expect("read json")).expect("parse json")
 }
+
+/// A manifest's skipped files: path → reason.
+pub fn skip_reasons(manifest: &serde_json::Value) -> std::collections::BTreeMap<String, String> {
+    manifest["skipped"]
+        .as_array()
+        .expect("skipped")
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().expect("path").to_owned(),
+                s["reason"].as_str().expect("reason").to_owned(),
+            )
+        })
+        .collect()
+}

@@ -3,7 +3,7 @@
 //! `articles:` fetched from a local server standing in for arXiv, kept when
 //! the server is gone (`--keep-going`). Bad PDFs are skipped with a reason.
 
-use crate::fixtures::{World, cairn, commit, current_dir, read_json, stderr, stdout};
+use crate::fixtures::{World, cairn, commit, current_dir, read_json, skip_reasons, stderr, stdout};
 use cairn_pipeline::fixtures::{encrypted_pdf, pdf, self_drawing_pdf};
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
@@ -155,17 +155,7 @@ fn papers_are_cited_by_page_and_articles_are_fetched_and_kept() {
 
     let version = current_dir(&w.path("out"));
     let manifest = read_json(&version.join("manifest.json"));
-    let reasons: Vec<(String, String)> = manifest["skipped"]
-        .as_array()
-        .expect("skipped")
-        .iter()
-        .map(|s| {
-            (
-                s["path"].as_str().expect("path").to_owned(),
-                s["reason"].as_str().expect("reason").to_owned(),
-            )
-        })
-        .collect();
+    let reasons = skip_reasons(&manifest);
     for (path, reason) in [
         ("science/alpha/docs/locked.pdf", "encrypted"),
         ("science/alpha/docs/broken.pdf", "unreadable"),
@@ -173,9 +163,10 @@ fn papers_are_cited_by_page_and_articles_are_fetched_and_kept() {
         ("science/alpha/docs/loop.pdf", "unreadable"),
         ("papers/huge/huge.pdf", "too-large"),
     ] {
-        assert!(
-            reasons.contains(&(path.to_owned(), reason.to_owned())),
-            "{path} {reason} not in {reasons:?}"
+        assert_eq!(
+            reasons.get(path).map(String::as_str),
+            Some(reason),
+            "{reasons:?}"
         );
     }
     let docs = read_json(&version.join("docs.json"));

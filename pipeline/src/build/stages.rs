@@ -161,6 +161,19 @@ fn article_docs(
     let mut skipped = Vec::new();
     let bytes = match fetched {
         Ok(b) => Some(b),
+        // A bibliography's link that now answers with a web page: the copy
+        // fetched before still stands (stale), as for a failed fetch.
+        Err(
+            e @ crate::articles::FetchError {
+                skip: Some(cairn_index::manifest::SkipReason::NotAPdf),
+                ..
+            },
+        ) if crate::articles::cached(cfg, spec, &opts.cache).is_some() => {
+            reporter.note(&format!("STALE {e} (indexing the copy fetched before)"));
+            record.stale = true;
+            record.error = Some(e.to_string());
+            crate::articles::cached(cfg, spec, &opts.cache)
+        }
         Err(crate::articles::FetchError {
             skip: Some(reason),
             message,
