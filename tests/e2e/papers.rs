@@ -244,6 +244,21 @@ fn papers_are_cited_by_page_and_articles_are_fetched_and_kept() {
         hit(&bib, "science/alpha/paper/refs.bib")["title"],
         "emcee: emcee: The MCMC Hammer"
     );
+    // The passage that cites it is found by the cited paper's words (none
+    // of which it holds: BM25 finds it through the resolved `\cite`), and
+    // still cites its own lines (the resolution is indexed, not shown).
+    let cited = hit(&bib, "science/alpha/paper/ms.tex");
+    assert_eq!(cited["title"], "Method > Sampling");
+    assert!(
+        cited["breakdown"]["bm25"].as_f64().is_some_and(|s| s > 0.0),
+        "{cited}"
+    );
+    assert!(
+        !cited["snippet"]
+            .as_str()
+            .is_some_and(|s| s.contains("cites:")),
+        "{cited}"
+    );
 
     // The article: cited at its arXiv page, and at the PDF fetched.
     let fetched = search(

@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Bumped whenever chunking or the embedded text changes, so the version changes with it.
-const CHUNKER_VERSION: u32 = 5;
+const CHUNKER_VERSION: u32 = 6;
 /// Tokens kept free in each chunk for the header (repo, path, title).
 const HEADER_TOKENS: usize = 24;
 /// Texts sent to the model per call (progress granularity; the model batches within).

@@ -4,6 +4,7 @@
 
 use super::embed::Embedded;
 use super::*;
+use crate::chunk::cites::Bibliography;
 
 pub(super) struct RepoDocs {
     pub(super) cfg: RepoConfig,
@@ -240,12 +241,20 @@ pub(super) fn chunk_repos(
     reporter: &dyn Reporter,
 ) -> Result<Vec<Vec<ChunkDraft>>, BuildError> {
     let texts: Vec<&SourceDoc> = repos.iter().flat_map(|r| r.docs.iter()).collect();
+    // Each repository's references, and for each document its repository's.
+    let bibliographies: Vec<Bibliography> = repos.iter().map(|r| bibliography(&r.docs)).collect();
+    let owner: Vec<&Bibliography> = repos
+        .iter()
+        .zip(&bibliographies)
+        .flat_map(|(r, b)| std::iter::repeat_n(b, r.docs.len()))
+        .collect();
     let specials = embedder.count_tokens("")?;
     let (limits, subchunk_limits) = chunk_limits(settings, embedder.model().max_tokens, specials);
     reporter.stage("chunking files", Some(texts.len() as u64));
     let out: Vec<Vec<ChunkDraft>> = texts
         .par_iter()
-        .map(|d| {
+        .zip(owner.par_iter())
+        .map(|(d, bib)| {
             let count = |lines: &[&str]| {
                 embedder
                     .count_tokens_batch(lines)
@@ -253,13 +262,16 @@ pub(super) fn chunk_repos(
                     // Counting never fails on valid UTF-8; fall back to a rough count if it does.
                     .unwrap_or_else(|_| lines.iter().map(|l| l.len() / 3 + 1).collect())
             };
-            let chunks = chunk_document(
+            let mut chunks = chunk_document(
                 d,
                 &LineIndex::new(d.text.as_bytes()),
                 &limits,
                 &subchunk_limits,
                 &count,
             );
+            if d.language == cairn_index::Language::Latex && !bib.is_empty() {
+                cite_references(&mut chunks, bib);
+            }
             reporter.advance(1);
             chunks
         })
@@ -269,6 +281,37 @@ pub(super) fn chunk_repos(
         out.iter().map(Vec::len).sum::<usize>()
     ));
     Ok(out)
+}
+
+/// The references a repository's LaTeX may cite: its `.bib` entries and
+/// the `\bibitem`s of its `.tex` files.
+fn bibliography(docs: &[SourceDoc]) -> Bibliography {
+    let mut b = Bibliography::default();
+    for d in docs {
+        match d.language {
+            cairn_index::Language::Bibtex => b.add_bibtex(&d.text),
+            cairn_index::Language::Latex => b.add_bibitems(&d.text),
+            _ => {}
+        }
+    }
+    b
+}
+
+/// Adds `cites: …` (the references a chunk cites) to its text and its
+/// subchunks' texts: what is indexed and embedded, never the span.
+fn cite_references(chunks: &mut [ChunkDraft], bib: &Bibliography) {
+    let add = |text: &mut String| {
+        if let Some(cites) = bib.resolve(text) {
+            text.push('\n');
+            text.push_str(&cites);
+        }
+    };
+    for c in chunks {
+        add(&mut c.text);
+        for s in &mut c.subchunks {
+            add(&mut s.text);
+        }
+    }
 }
 
 /// The limits of chunks and of subchunks under `settings`, for a model that

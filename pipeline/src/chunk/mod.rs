@@ -14,9 +14,11 @@
 //! paragraph inside a long chunk is found by its own meaning.
 //!
 //! Where things are: `languages.rs` finds each language's sections and
-//! symbols, `notebook.rs` maps notebook cells back to raw lines, and `pack.rs`
-//! packs small sections and windows long ones within the limits.
+//! symbols, `notebook.rs` maps notebook cells back to raw lines, `pack.rs`
+//! packs small sections and windows long ones within the limits, and
+//! `cites.rs` resolves a LaTeX chunk's citations to add to its text.
 
+pub mod cites;
 mod definitions;
 mod languages;
 mod notebook;
