@@ -84,6 +84,9 @@ pub(crate) fn configs(
     category_groups: &std::collections::HashMap<String, Vec<String>>,
 ) -> Result<Vec<RepoConfig>, ConfigError> {
     let mut out = Vec::new();
+    // The next number to try for each clashing name, so numbering a
+    // bibliography whose keys all clash costs its length, not its square.
+    let mut next_number: std::collections::HashMap<String, usize> = Default::default();
     for entry in raw {
         let r = &entry.value;
         let category = match &r.category {
@@ -111,13 +114,19 @@ pub(crate) fn configs(
                     n.value.clone()
                 }
                 // A bibliography's keys may clash once sanitized: number them.
-                _ if r.bibtex.is_some() => (1..)
-                    .map(|k| match k {
-                        1 => a.name.clone(),
-                        k => format!("{}-{k}", a.name),
-                    })
-                    .find(|n| !names.contains(n))
-                    .unwrap_or_default(),
+                _ if r.bibtex.is_some() => {
+                    let k = next_number.entry(a.name.clone()).or_insert(1);
+                    loop {
+                        let n = match *k {
+                            1 => a.name.clone(),
+                            k => format!("{}-{k}", a.name),
+                        };
+                        *k += 1;
+                        if !names.contains(&n) {
+                            break n;
+                        }
+                    }
+                }
                 _ => a.name,
             };
             if !names.insert(name.clone()) {
@@ -296,8 +305,7 @@ fn from_bibtex(
             )
         } else if let Some(u) = e
             .field("url")
-            .filter(|u| u.starts_with("https://") || u.starts_with("http://"))
-            .filter(|u| !has_credentials(u) && !u.contains(' ') && !signed(u))
+            .filter(|u| plain_http_url(u) && !has_credentials(u) && !signed(u))
             .filter(|u| crate::config::github_web_url(u).is_none())
         {
             let landing = landing.unwrap_or_else(|| u.clone());
@@ -452,6 +460,14 @@ fn checked_doi(path: &Path, d: &Spanned<String>) -> Result<String, ConfigError> 
     }
 }
 
+/// An http(s) URL written only in the characters a URL carries as they are
+/// (RFC 3986's, and `%` escapes): a citation link never carries spaces,
+/// quotes, angle brackets or braces into a page or a client.
+fn plain_http_url(v: &str) -> bool {
+    let url_char = |c: char| c.is_ascii_alphanumeric() || "-._~:/?#[]@!$&'()*+,;=%".contains(c);
+    (v.starts_with("https://") || v.starts_with("http://")) && v.chars().all(url_char)
+}
+
 fn checked_url(path: &Path, u: &Spanned<String>, what: &str) -> Result<String, ConfigError> {
     let v = u.value.trim();
     if has_credentials(v) {
@@ -461,11 +477,14 @@ fn checked_url(path: &Path, u: &Spanned<String>, what: &str) -> Result<String, C
             format!("{what} holds a user name or password: remove it"),
         ));
     }
-    if !(v.starts_with("https://") || v.starts_with("http://")) || v.contains(char::is_whitespace) {
+    if !plain_http_url(v) {
         return Err(at(
             path,
             u,
-            format!("{what} {:?} must be an http(s) URL", redacted(v)),
+            format!(
+                "{what} {:?} must be an http(s) URL (other characters percent-encoded)",
+                redacted(v)
+            ),
         ));
     }
     if signed(v) {
@@ -688,6 +707,15 @@ mod tests {
         );
         assert!(signed("https://x.org/a.pdf?X-Amz-Signature=1&b=2"));
         assert!(!signed("https://x.org/a.pdf?download=1"));
+        assert!(plain_http_url("https://x.org/a%20b.pdf?v=1#page=2"));
+        for bad in [
+            "https://x.org/a b.pdf",
+            "https://x.org/\"><b>",
+            "ftp://x.org/a.pdf",
+            "https://x.org/{a}",
+        ] {
+            assert!(!plain_http_url(bad), "{bad}");
+        }
     }
 
     /// An article takes its category's groups like a repository; a

@@ -77,7 +77,9 @@ fn closing(text: &str, open: usize) -> Option<usize> {
     for (k, &b) in bytes.iter().enumerate().skip(open + 1) {
         match b {
             b'{' => depth += 1,
-            b'}' if depth == 0 => return (!paren).then_some(k),
+            // A stray `}` in a `(` entry is text, not its end.
+            b'}' if depth == 0 && paren => {}
+            b'}' if depth == 0 => return Some(k),
             b'}' => depth -= 1,
             b')' if paren && depth == 0 => return Some(k),
             _ => {}
@@ -183,5 +185,9 @@ mod tests {
         ] {
             let _ = entries(t);
         }
+        // A stray brace in a `(` entry loses neither it nor the next one.
+        let e = entries("@misc(a, title={x}})\n@misc{b, title={y}}\n");
+        let keys: Vec<&str> = e.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(keys, ["a", "b"]);
     }
 }

@@ -145,10 +145,16 @@ fn in_child(helper: &Path, bytes: &[u8], limits: &PdfLimits) -> Result<Vec<Strin
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(&input);
     });
-    let most = limits.max_text_bytes as u64 * 4 + (1 << 20);
+    // JSON escapes a control character in six bytes.
+    let most = limits.max_text_bytes as u64 * 6 + (1 << 20);
     let reader = std::thread::spawn(move || {
+        let mut stdout = stdout;
         let mut out = Vec::new();
-        let _ = stdout.take(most).read_to_end(&mut out);
+        let _ = stdout.by_ref().take(most).read_to_end(&mut out);
+        // Past the cap the rest is drained unread (the answer no longer
+        // parses): a child that floods its output ends instead of blocking
+        // on a full pipe until the deadline.
+        let _ = std::io::copy(&mut stdout, &mut std::io::sink());
         out
     });
     let started = Instant::now();
@@ -233,11 +239,17 @@ fn read_pages(bytes: &[u8], limits: &PdfLimits) -> Result<Vec<String>, SkipReaso
         // A page the interpreter cannot read (an error, or a panic inside
         // it) keeps its place, empty: the pages after it keep their numbers.
         let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut device = PageText::default();
-            pdf_extract::output_doc_page(&doc, &mut device, number).map(|_| device.out)
+            // One byte past what is left, so a page the budget stops is
+            // cut at its last whole line below.
+            let mut device = PageText {
+                budget: left.saturating_add(1),
+                ..PageText::default()
+            };
+            let read = pdf_extract::output_doc_page(&doc, &mut device, number);
+            (read.is_ok() || device.full).then_some(device.out)
         }));
         let mut text = match read {
-            Ok(Ok(text)) => text,
+            Ok(Some(text)) => text,
             _ => String::new(),
         };
         // The text budget binds within a page too: cut at the last line that fits.
@@ -273,18 +285,33 @@ fn inflated_size(doc: &lopdf::Document, budget: u64) -> u64 {
             continue;
         }
         let left = budget.saturating_sub(total) + 1;
-        let mut sink = std::io::sink();
-        let read = std::io::copy(
+        // Counted as written, so a stream whose checksum fails at its end
+        // (which lopdf still inflates) counts all it inflated to.
+        let mut counted = Counted(0);
+        let _ = std::io::copy(
             &mut flate2::read::ZlibDecoder::new(&stream.content[..]).take(left),
-            &mut sink,
-        )
-        .unwrap_or(0);
-        total = total.saturating_add(read);
+            &mut counted,
+        );
+        total = total.saturating_add(counted.0);
         if total > budget {
             break;
         }
     }
     total
+}
+
+/// A sink that counts the bytes written to it.
+struct Counted(u64);
+
+impl Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Joins cleaned pages into one text with its page map.
@@ -385,6 +412,11 @@ fn ligature(c: char) -> Option<&'static str> {
 #[derive(Default)]
 struct PageText {
     out: String,
+    /// Bytes of text the page may still hold: a page past it stops being
+    /// read (forms drawing forms can draw 10^8 glyphs from a few KB).
+    budget: usize,
+    /// Set when the budget stopped the page: its text so far is kept.
+    full: bool,
     /// Where the last glyph ended along its baseline, its offset across
     /// it, its direction and its size; `None` before the page's first glyph.
     last: Option<Pen>,
@@ -426,6 +458,10 @@ impl OutputDev for PageText {
         font_size: f64,
         glyph: &str,
     ) -> Result<(), OutputError> {
+        if self.out.len() >= self.budget {
+            self.full = true;
+            return Err(OutputError::FormatError(std::fmt::Error));
+        }
         let len = (trm.m11 * trm.m11 + trm.m12 * trm.m12).sqrt();
         let dir = if len > 1e-9 {
             (trm.m11 / len, trm.m12 / len)

@@ -5,10 +5,18 @@
 //! chunk's indexed and embedded text only; its span and snippet stay the
 //! file's own lines. Used by `build` after chunking a repository.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Most characters one resolved reference adds.
 const REFERENCE_CHARS: usize = 160;
+/// Most references one passage's `cites:` line names: a survey paragraph
+/// citing hundreds of papers is not about each of them, and its indexed text
+/// stays within a few lines more than its own.
+const REFERENCES_PER_TEXT: usize = 16;
+/// Most keys read from one passage.
+const KEYS_PER_TEXT: usize = 256;
+/// Most characters of a citation's optional argument (`[see][p.~3]`).
+const OPTION_CHARS: usize = 200;
 
 /// A repository's references by citation key.
 #[derive(Clone, Debug, Default)]
@@ -76,25 +84,32 @@ impl Bibliography {
 
     /// `cites: …` for the keys `text` cites that it knows, in order of first
     /// citation (each once); `None` when it knows none of them.
+    /// At most [`REFERENCES_PER_TEXT`] references.
     pub fn resolve(&self, text: &str) -> Option<String> {
-        let mut seen = Vec::new();
+        let mut named = BTreeSet::new();
+        let mut refs: Vec<&str> = Vec::new();
         for key in keys(text) {
+            if refs.len() == REFERENCES_PER_TEXT {
+                break;
+            }
             if let Some(r) = self.by_key.get(&key)
-                && !seen.contains(r)
+                && named.insert(r.as_str())
             {
-                seen.push(r.clone());
+                refs.push(r);
             }
         }
-        (!seen.is_empty()).then(|| format!("cites: {}", seen.join("; ")))
+        (!refs.is_empty()).then(|| format!("cites: {}", refs.join("; ")))
     }
 }
 
 /// The keys cited in `text`: every command whose name holds `cite`
 /// (natbib's `\citep`, `\citet`, `\citealp` …, biblatex's `\autocite`,
 /// `\parencite`, `\textcite` …), starred or not, after its optional
-/// `[…]` arguments.
+/// `[…]` arguments; each key once, at most [`KEYS_PER_TEXT`]. A group that
+/// is not closed before the next brace or command is no citation.
 pub fn keys(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out: Vec<String> = Vec::new();
+    let mut seen = BTreeSet::new();
     let mut rest = text;
     while let Some(at) = rest.find('\\') {
         let after = &rest[at + 1..];
@@ -106,18 +121,35 @@ pub fn keys(text: &str) -> Vec<String> {
             continue;
         }
         let mut tail = rest.trim_start_matches('*');
-        // Optional arguments: `[see][p. 3]`.
+        // Optional arguments: `[see][p. 3]`, each closed within a few words
+        // and before any brace (so an unclosed one costs no rescan).
         while let Some(r) = tail.strip_prefix('[') {
-            tail = r.split_once(']').map_or("", |(_, after)| after);
+            let close = r
+                .char_indices()
+                .take(OPTION_CHARS)
+                .find(|&(_, c)| matches!(c, ']' | '{' | '}'));
+            tail = match close {
+                Some((end, ']')) => &r[end + 1..],
+                _ => "",
+            };
         }
-        if let Some((group, _)) = tail.strip_prefix('{').and_then(|r| r.split_once('}')) {
-            out.extend(
-                group
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|k| !k.is_empty())
-                    .map(str::to_owned),
-            );
+        let Some(group) = tail.strip_prefix('{') else {
+            continue;
+        };
+        let Some(end) = group.find(['}', '{', '\\']) else {
+            continue;
+        };
+        rest = &group[end..];
+        if group.as_bytes()[end] != b'}' {
+            continue;
+        }
+        for k in group[..end].split(',').map(str::trim) {
+            if out.len() == KEYS_PER_TEXT {
+                return out;
+            }
+            if !k.is_empty() && seen.insert(k) {
+                out.push(k.to_owned());
+            }
         }
     }
     out
@@ -146,6 +178,15 @@ mod tests {
             ["Dunkley:2005", "a", "b", "c", "Goodman:2010", "d", "e"]
         );
         assert!(keys("no citations here").is_empty());
+        // An unclosed group reads nothing, and never the rest of the text.
+        assert_eq!(keys("\\cite{a, \\cite{b}"), ["b"]);
+        assert_eq!(keys("\\citep[see {x}]{a}"), Vec::<String>::new());
+        // A hostile line costs its length: keys once each, at most 256.
+        let line = "\\cite{a,".repeat(50_000) + "}";
+        assert_eq!(keys(&line), ["a"]);
+        assert!(keys(&"\\cite[".repeat(50_000)).is_empty());
+        let many: String = (0..1000).map(|i| format!("\\cite{{k{i}}} ")).collect();
+        assert_eq!(keys(&many).len(), KEYS_PER_TEXT);
     }
 
     #[test]
@@ -161,5 +202,15 @@ mod tests {
             )
         );
         assert_eq!(b.resolve("\\cite{unknown}"), None);
+        // A paragraph citing hundreds of papers names the first few.
+        let mut big = Bibliography::default();
+        for i in 0..100 {
+            big.add_bibtex(&format!("@article{{k{i}, title = {{Paper {i}}}}}\n"));
+        }
+        let all: Vec<String> = (0..100).map(|i| format!("k{i}")).collect();
+        let cites = big
+            .resolve(&format!("\\citep{{{}}}", all.join(",")))
+            .unwrap_or_default();
+        assert_eq!(cites.matches("Paper").count(), REFERENCES_PER_TEXT);
     }
 }

@@ -148,7 +148,10 @@ fn split_at(sections: Vec<Section>, breaks: &[u32]) -> Vec<Section> {
     let mut out = Vec::with_capacity(sections.len() + breaks.len());
     for s in sections {
         let mut start = s.start;
-        for &b in breaks.iter().filter(|&&b| b > s.start && b <= s.end) {
+        // `breaks` ascend: the section's are a slice of them.
+        let first = breaks.partition_point(|&b| b <= s.start);
+        let last = breaks.partition_point(|&b| b <= s.end);
+        for &b in breaks.get(first..last).unwrap_or_default() {
             out.push(Section {
                 start,
                 end: b - 1,
