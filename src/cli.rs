@@ -310,6 +310,10 @@ pub struct EvalArgs {
     /// `runtime`; it then counts 1, so the figures show what it adds.
     #[arg(long, value_name = "PRIOR")]
     pub without_prior: Vec<String>,
+    /// Write each question's first 30 hybrid candidates with their features
+    /// to this JSON Lines file (for `scripts/fit-ranker.py`).
+    #[arg(long, value_name = "FILE")]
+    pub features: Option<std::path::PathBuf>,
     /// Walk the version's HNSW graphs (if it has them) for callers who may
     /// search at least this many vector rows (default 100,000; 0: always):
     /// to measure approximate search on a small index.

@@ -9,6 +9,9 @@ use cairn_search::eval::EvalReport;
 use cairn_search::rank::Prior;
 use std::process::ExitCode;
 
+/// Candidates per question written by `--features`: a reranker reorders these.
+const FEATURE_DEPTH: usize = 30;
+
 /// Scores each mode; exit 1 when hybrid recall@k is below `--min-recall`.
 pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     let mut engine = a.open.engine()?;
@@ -40,6 +43,15 @@ pub fn run(a: EvalArgs) -> anyhow::Result<ExitCode> {
     let mut queries = cairn_search::eval::load(&a.golden)?;
     if let Some(path) = &a.rewrites {
         cairn_search::eval::load_rewrites(path, &mut queries)?;
+    }
+    if let Some(path) = &a.features {
+        let rows = cairn_search::eval::candidate_features(&engine, &queries, FEATURE_DEPTH)?;
+        let mut text = String::new();
+        for r in &rows {
+            text.push_str(&serde_json::to_string(r)?);
+            text.push('\n');
+        }
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     let modes: Vec<Mode> = match a.mode.is_empty() {
         true => vec![Mode::Hybrid, Mode::Bm25, Mode::Vector],

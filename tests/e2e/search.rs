@@ -693,6 +693,32 @@ fn cli_search_retrieve_tree_and_eval() {
     let o = eval(&["--min-recall", "1.0"]);
     assert!(o.status.success(), "{}", stdout(&o));
     assert!(stdout(&o).contains("recall@5 1.000"), "{}", stdout(&o));
+    // The learned ranker's training rows: each candidate, labelled, with
+    // the fusion's parts and the lists that found it.
+    let rows = w.path("features.jsonl");
+    let o = eval(&["--features", rows.to_str().expect("utf8")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&rows).expect("features");
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    let first = rows.first().expect("a candidate");
+    assert_eq!(
+        (first["id"].as_str(), first["rank"].as_u64()),
+        (Some("def"), Some(1))
+    );
+    assert_eq!(first["relevant"], true, "{first}");
+    let feature = |name: &str| first["features"][name].as_f64().unwrap_or(-1.0);
+    assert!(
+        feature("bm25") > 0.0 && feature("rr_identifier") > 0.0,
+        "{first}"
+    );
+    assert_eq!(feature("doctype_code"), 1.0, "{first}");
+    assert!(
+        rows.iter().skip(1).all(|r| r["relevant"] == false),
+        "{text}"
+    );
     // The nightly's step summary: a table per mode, a row per kind.
     let o = eval(&["--markdown"]);
     assert!(o.status.success(), "{}", stdout(&o));

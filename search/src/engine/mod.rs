@@ -11,6 +11,7 @@ mod search;
 mod text;
 mod tree;
 
+pub(crate) use focus::focus_words;
 pub use retrieve::Earlier;
 pub(crate) use search::evidence;
 
