@@ -630,7 +630,11 @@ fn download(url: &str, max_bytes: u64) -> Result<Vec<u8>, Failure> {
         transient,
         skip,
     };
+    // Publishers redirect (doi.org → landing → PDF), but a few hops do;
+    // an https article is never fetched over plain http after a redirect.
     let agent: ureq::Agent = ureq::Agent::config_builder()
+        .max_redirects(5)
+        .https_only(url.starts_with("https://"))
         .timeout_connect(Some(Duration::from_secs(30)))
         .timeout_global(Some(Duration::from_secs(300)))
         .build()
