@@ -430,3 +430,33 @@ async fn another_groups_definitions_are_never_linked_or_listed() {
         "{body}"
     );
 }
+
+#[actix_web::test]
+async fn a_pdf_hit_shows_its_page_and_lines() {
+    let paper = cairn_pipeline::fixtures::pdf(&[
+        &[
+            "Fitting light curves",
+            "1 Introduction",
+            "Point lenses first.",
+        ],
+        &[
+            "2 Method",
+            "Near a caustic the magnification changes fast,",
+            "so contour integration refines the source boundary.",
+        ],
+    ]);
+    let s = crate::http::served_with(None, vec![("docs/paper.pdf", paper)], |_| {});
+    let app = test::init_service(app(s.state.clone())).await;
+    let (status, _, body) = page!(
+        app,
+        "/?q=contour+integration+caustic&doctype=paper",
+        Some(s.reader.as_str())
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.contains("science/alpha/docs/paper.pdf"), "{body}");
+    // Page 2 holds the method; its lines are counted from the page's first.
+    assert!(
+        body.contains("<span class=\"tag page\">p. 2, lines 1–"),
+        "{body}"
+    );
+}

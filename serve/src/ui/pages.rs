@@ -799,7 +799,6 @@ fn title_span(h: &Hit) -> String {
     }
 }
 
-/// Both GitHub links of a cited span.
 /// A PDF hit's place as a reader finds it: `p. 3, lines 12–20`.
 fn page_tag(page: Option<&cairn_search::PageCitation>) -> String {
     let Some(p) = page else {
@@ -815,6 +814,7 @@ fn page_tag(page: Option<&cairn_search::PageCitation>) -> String {
     )
 }
 
+/// Both GitHub links of a cited span.
 fn github_links(github_url: &str, permalink: &str) -> String {
     format!(
         "<p class=\"links\"><a href=\"{}\" rel=\"noopener\">on the default branch</a> · <a href=\"{}\" rel=\"noopener\">permalink at the commit</a></p>",
