@@ -437,7 +437,7 @@ pub struct Hit {
     pub start_line: u32,
     /// Last line, inclusive.
     pub end_line: u32,
-    /// First line of the hit's focus: the few lines (at most 10) within the
+    /// First line of the hit's focus: the few lines (at most 15) within the
     /// span that answer best; cite these when the whole span is too much.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub focus_start: Option<u32>,

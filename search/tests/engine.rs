@@ -183,3 +183,41 @@ fn a_hit_has_a_focus_inside_it_and_other_phrasings_fuse() {
     let empty = ask(vec![" ".into()]).expect_err("empty");
     assert_eq!(empty.code(), Code::InvalidArgument);
 }
+
+#[test]
+fn a_smaller_limit_gives_the_first_hits_of_the_default_answer() {
+    // One long section: its windows are one unit, so a window ranked low
+    // joins the hit it touches; another document ranks between them.
+    let notes: String = std::iter::once("# Caustics\n\n".to_owned())
+        .chain((1..=160).map(|i| match i {
+            1..=12 => format!("A caustic crossing at step {i} brightens the caustic image.\n"),
+            13..=30 => format!("Line {i} mentions a caustic once.\n"),
+            _ => format!("Filler line {i} about nothing in particular.\n"),
+        }))
+        .collect();
+    let sandbox = Sandbox::new(
+        &[("alpha/notes.md", notes.into_bytes())],
+        &[(
+            "README.md",
+            b"# Beta\n\nA caustic crossing magnifies the source.\n\n## Other\n\nA caustic.\n"
+                .to_vec(),
+        )],
+        &[],
+    );
+    let engine = open(&sandbox);
+    for query in ["caustic crossing", "caustic image", "caustic"] {
+        let ask = |limit: usize| {
+            let mut req = bm25(query, Vec::new());
+            req.limit = limit;
+            let hits = engine.search(&req).expect("search").hits;
+            hits.into_iter()
+                .map(|h| (h.doc_id, h.start_line, h.end_line, h.focus_start))
+                .collect::<Vec<_>>()
+        };
+        let default = ask(10);
+        assert!(!default.is_empty(), "{query}");
+        for limit in 1..=default.len() {
+            assert_eq!(ask(limit), default[..limit], "{query}, limit {limit}");
+        }
+    }
+}

@@ -103,7 +103,11 @@ impl Engine {
                 phrasings.push(p);
             }
         }
-        let limit = if req.limit == 0 { 10 } else { req.limit };
+        let limit = if req.limit == 0 {
+            DEFAULT_LIMIT
+        } else {
+            req.limit
+        };
         if limit > MAX_LIMIT {
             return Err(invalid("limit", format!("must be 1 to {MAX_LIMIT}")));
         }
@@ -132,7 +136,18 @@ impl Engine {
         }
         let fused = rank::fuse(&lists);
         let words = phrasings.join(" ");
-        let hits = self.merge(&fused, qvec.as_deref(), query, &words, &req.filters, limit);
+        // Hits are merged as for the default limit at least, then cut: a
+        // smaller limit gives the first hits of the default answer, with the
+        // same lines (a later candidate can join a hit it touches).
+        let mut hits = self.merge(
+            &fused,
+            qvec.as_deref(),
+            query,
+            &words,
+            &req.filters,
+            limit.max(DEFAULT_LIMIT),
+        );
+        hits.truncate(limit);
         let evidence = hits.first().map(|h| evidence(h, mode));
         let insufficient_evidence = match (evidence, req.threshold) {
             (None, _) => true,
