@@ -36,6 +36,22 @@ pub struct GoldenQuery {
     pub rephrasings: Vec<String>,
 }
 
+impl GoldenQuery {
+    /// The search a trusted caller sends for it: `limit` hits in `mode`.
+    fn request(&self, mode: Mode, limit: usize) -> SearchRequest {
+        SearchRequest {
+            query: self.query.clone(),
+            rephrasings: self.rephrasings.clone(),
+            limit,
+            filters: self.filters.clone(),
+            threshold: None,
+            mode,
+            groups: None,
+            deadline: None,
+        }
+    }
+}
+
 /// Reads a rewrites file (`id: [phrasing, …]`, written by a model that saw
 /// only the questions) into the queries it names.
 pub fn load_rewrites(path: &Path, queries: &mut [GoldenQuery]) -> Result<usize, SearchError> {
@@ -142,16 +158,26 @@ fn relevant_hit(rel: &[Relevant], doc_id: &str, span: LineSpan) -> Option<usize>
     })
 }
 
+/// The 0-based rank in `list` of its first chunk of which `wanted(doc_id, span)` holds.
+fn rank_in(
+    engine: &Engine,
+    list: &RankedList,
+    wanted: impl Fn(&str, LineSpan) -> bool,
+) -> Option<usize> {
+    let snap = engine.snapshot();
+    list.hits.iter().position(|(c, _)| {
+        let chunk = &snap.chunks[*c as usize];
+        wanted(snap.docs[chunk.doc as usize].doc_id.as_str(), chunk.span)
+    })
+}
+
 /// For each candidate list, the rank of its first chunk that overlaps a relevant span.
 fn list_ranks(engine: &Engine, lists: &[RankedList], relevant: &[Relevant]) -> Vec<String> {
-    let snap = engine.snapshot();
     lists
         .iter()
         .map(|l| {
-            let rank = l.hits.iter().position(|(c, _)| {
-                let chunk = &snap.chunks[*c as usize];
-                let doc = &snap.docs[chunk.doc as usize];
-                relevant_hit(relevant, doc.doc_id.as_str(), chunk.span).is_some()
+            let rank = rank_in(engine, l, |doc_id, span| {
+                relevant_hit(relevant, doc_id, span).is_some()
             });
             format!(
                 "{:?}×{} {}",
@@ -174,17 +200,7 @@ pub fn evaluate(
     let mut per: Vec<(String, f64, f64, f64, f64)> = Vec::new();
     for q in queries {
         let filters = &q.filters;
-        let req = SearchRequest {
-            query: q.query.clone(),
-            rephrasings: q.rephrasings.clone(),
-            limit: k.max(10),
-            filters: filters.clone(),
-            threshold: None,
-            mode,
-            groups: None,
-            deadline: None,
-        };
-        let (resp, lists) = engine.search_explained(&req)?;
+        let (resp, lists) = engine.search_explained(&q.request(mode, k.max(10)))?;
         let mut matched = vec![false; q.relevant.len()];
         let mut first = None;
         let mut dcg = 0.0;
@@ -308,20 +324,9 @@ pub fn candidate_features(
     queries: &[GoldenQuery],
     depth: usize,
 ) -> Result<Vec<CandidateFeatures>, SearchError> {
-    let snap = engine.snapshot();
     let mut out = Vec::new();
     for q in queries.iter().filter(|q| q.kind != "guard") {
-        let req = SearchRequest {
-            query: q.query.clone(),
-            rephrasings: q.rephrasings.clone(),
-            limit: depth,
-            filters: q.filters.clone(),
-            threshold: None,
-            mode: Mode::Hybrid,
-            groups: None,
-            deadline: None,
-        };
-        let (resp, lists) = engine.search_explained(&req)?;
+        let (resp, lists) = engine.search_explained(&q.request(Mode::Hybrid, depth))?;
         let words = crate::engine::focus_words(&q.query);
         let share = |text: &str| {
             let text = text.to_lowercase();
@@ -355,10 +360,8 @@ pub fn candidate_features(
                     .iter()
                     .filter(|l| l.source == source)
                     .filter_map(|l| {
-                        l.hits.iter().position(|(c, _)| {
-                            let chunk = &snap.chunks[*c as usize];
-                            snap.docs[chunk.doc as usize].doc_id.as_str() == h.doc_id
-                                && chunk.span.overlaps(&span)
+                        rank_in(engine, l, |doc_id, s| {
+                            doc_id == h.doc_id && s.overlaps(&span)
                         })
                     })
                     .min();
@@ -367,15 +370,14 @@ pub fn candidate_features(
             f.insert("lines", (span.len() as f32).ln());
             let path = h.doc_id.splitn(3, '/').nth(2).unwrap_or_default();
             f.insert("depth", path.matches('/').count() as f32);
-            for d in ["code", "doc", "notebook", "readme", "paper"] {
-                let key: &'static str = match d {
-                    "code" => "doctype_code",
-                    "doc" => "doctype_doc",
-                    "notebook" => "doctype_notebook",
-                    "readme" => "doctype_readme",
-                    _ => "doctype_paper",
-                };
-                f.insert(key, f32::from(u8::from(h.doctype == d)));
+            for (key, doctype) in [
+                ("doctype_code", "code"),
+                ("doctype_doc", "doc"),
+                ("doctype_notebook", "notebook"),
+                ("doctype_readme", "readme"),
+                ("doctype_paper", "paper"),
+            ] {
+                f.insert(key, f32::from(u8::from(h.doctype == doctype)));
             }
             f.insert("test_path", f32::from(u8::from(path.contains("test"))));
             f.insert("title_words", share(&h.title));

@@ -136,18 +136,7 @@ impl Engine {
         }
         let fused = rank::fuse(&lists);
         let words = phrasings.join(" ");
-        // Hits are merged as for the default limit at least, then cut: a
-        // smaller limit gives the first hits of the default answer, with the
-        // same lines (a later candidate can join a hit it touches).
-        let mut hits = self.merge(
-            &fused,
-            qvec.as_deref(),
-            query,
-            &words,
-            &req.filters,
-            limit.max(DEFAULT_LIMIT),
-        );
-        hits.truncate(limit);
+        let hits = self.merge(&fused, qvec.as_deref(), query, &words, &req.filters, limit);
         let evidence = hits.first().map(|h| evidence(h, mode));
         let insufficient_evidence = match (evidence, req.threshold) {
             (None, _) => true,
@@ -323,7 +312,10 @@ impl Engine {
             if drafts.iter().filter(|d| d.doc == chunk.doc).count() >= HITS_PER_DOC {
                 continue;
             }
-            if drafts.len() >= limit {
+            // Drafted as for the default limit at least, and cut below: a
+            // smaller limit gives the first hits of the default answer with
+            // the same lines (a later candidate can join a hit it touches).
+            if drafts.len() >= limit.max(DEFAULT_LIMIT) {
                 break;
             }
             drafts.push(Draft {
@@ -359,6 +351,7 @@ impl Engine {
                 .then(a.doc.cmp(&b.doc))
                 .then(a.span.start.cmp(&b.span.start))
         });
+        merged.truncate(limit);
         // Every phrasing's words point at the answer's lines (a rewrite names identifiers).
         let words = focus::focus_words(words);
         merged
