@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # How the vector stage of a search grows with the corpus: 1x, 10x and 100x
 # the rows of INDEX (synthetic copies with seeded noise, over synthetic
-# repositories, 5 % of documents public), exact scan against the HNSW graphs,
+# repositories, 5 % of documents public), exact scan against the inverted lists,
 # for a caller who sees everything and one who sees the public 5 %.
 #   scripts/bench-scale.sh INDEX [FACTORS]   (default FACTORS: "1 10 100")
 # Work goes under $CAIRN_BENCH_DIR (default a temp dir; 100x needs ~12 GB of
-# disk and ~8 GB of memory while the graphs are built). The last line is one
+# disk and ~6 GB of memory while the lists are built). The last line is one
 # JSON object: {"scales": [{"factor", "rows", "p50_ms", "p99_ms",
 # "recall_at_10", "recall_at_10_restricted", "rss_mb", …}, …]}.
 set -euo pipefail
@@ -35,7 +35,7 @@ def scale(d, other):
             "p50_ms_restricted": round(r["p50_ms"], 2), "p99_ms_restricted": round(r["p99_ms"], 2),
             "recall_at_10": round(a["recall_at_10"], 4), "recall_at_10_restricted": round(r["recall_at_10"], 4),
             "rss_mb": round(d["rss_search_mb"]), "rss_anon_mb": round(d["rss_anon_mb"]), "f32_mb": round(d["f32_mb"]),
-            "graph_mb": round(d["graph_mb"]), "graph_build_s": round(d["graph_build_s"], 1)}
+            "ann_mb": round(d["ann_mb"]), "ann_build_s": round(d["ann_build_s"], 1)}
 print(json.dumps([scale(exact, ann), scale(ann, exact)]))
 PY
 )")

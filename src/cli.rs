@@ -314,7 +314,7 @@ pub struct EvalArgs {
     /// to this JSON Lines file (for `scripts/fit-ranker.py`).
     #[arg(long, value_name = "FILE")]
     pub features: Option<std::path::PathBuf>,
-    /// Walk the version's HNSW graphs (if it has them) for callers who may
+    /// Use the version's approximate index (if it has one) for callers who may
     /// search at least this many vector rows (default 100,000; 0: always):
     /// to measure approximate search on a small index.
     #[arg(long, value_name = "ROWS")]

@@ -1,44 +1,66 @@
-//! Approximate nearest neighbours over a version's vectors: HNSW graphs
-//! (usearch) of int8 rows, written once by the builder next to the f32
-//! vectors and memory-mapped by readers. A search walks the graphs with
-//! the caller's filter applied during the walk; callers re-score what it
-//! returns with the exact f32 rows, so scores stay those of the exact scan.
+//! Approximate nearest neighbours over a version's vectors: inverted lists
+//! (IVF) of int8 rows, written once by the builder next to the f32 vectors
+//! and memory-mapped by readers. Each row sits in the list of its nearest
+//! centroid (spherical k-means); a search scores the centroids, scans the
+//! lists of the nearest ones with the caller's filter applied to every row,
+//! and callers re-score what it returns with the exact f32 rows, so scores
+//! stay those of the exact scan.
 //!
-//! One pair of graphs (chunks, subchunks) per set of access groups the
-//! documents carry, each with the list of its rows (`.keys`): a caller
-//! walks only the graphs of documents it may see, so a hidden document is
-//! in no graph it walks and changes nothing it can reach (hidden equals
-//! absent, as for the exact scan), and a caller whose filters keep few of a
-//! partition's rows can scan just those rows instead of walking.
+//! One pair of files (chunks, subchunks) per set of access groups the
+//! documents carry: a caller scans only the lists of documents it may see,
+//! and each pair's centroids are trained on its own rows, so a hidden
+//! document moves no centroid and no list a caller reads (hidden equals
+//! absent, as for the exact scan); a caller whose filters keep few of a
+//! partition's rows scans just those rows exactly instead.
 //!
-//! Deterministic: rows are added in order on one thread, and usearch draws
-//! each node's level from a fixed-seed generator, so the same vectors give
-//! the same files with the same toolchain (a test checks the bytes; the
-//! levels go through the C++ library's `log`, so another libm may differ).
+//! Why lists and not a graph (usearch's HNSW until session 18): near
+//! duplicates (forks, vendored copies, the scale benchmark's copies) fill a
+//! graph node's few links with copies of itself, and a walk stays in one
+//! cluster of them (recall@10 0.595 at 100x the corpus); a list holds all
+//! copies of a passage together. Building is k-means, parallel and yet
+//! deterministic (every row's assignment is computed alone; sums run in row
+//! order), where a graph had to be built on one thread to be reproducible.
+//! And a scan reads whole lists in order, so only the lists searched are
+//! paged in. docs/CHOICES.md has the measurements.
+//!
+//! File (`ann-<i>-chunks.ivf`, little-endian): `CAIRNIVF`, then u32s format,
+//! dim, rows, lists; the centroids (`lists × dim` f32); the lists' offsets
+//! (`lists + 1` u32); each row's number, list by list, ascending within a
+//! list (`rows` u32); each row's int8 scale (`rows` f32); the int8 rows.
 
 use crate::records::DocRecord;
-use crate::vectors::Vectors;
+use crate::vectors::{Vectors, best_first, dot};
+use memmap2::Mmap;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
-use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
 
-/// Graph degree: edges per node on the upper levels (twice that on level 0).
-const CONNECTIVITY: usize = 16;
-/// Candidates kept while inserting (higher: a better graph, a slower build).
-const EXPANSION_ADD: usize = 128;
-/// Candidates each search keeps (usearch's `ef`) unless the opener asks for
-/// another: search asks for 400 per list and keeps the 200 best after exact
-/// re-scoring; 1,600 gave recall@10 0.992 at 10x the corpus, 800 gave 0.974.
-pub const DEFAULT_EXPANSION: usize = 1600;
-/// Vector rows (chunks and subchunks) from which graphs pay: an exact scan
-/// of fewer takes about 7 ms of one core. The builder's default for
-/// writing graphs and search's for walking them.
+const MAGIC: &[u8; 8] = b"CAIRNIVF";
+const FORMAT: u32 = 1;
+const HEADER: usize = 8 + 4 * 4;
+/// Rows sampled per list to train the centroids: enough for stable means,
+/// and training costs this many rows' assignments per round, not all rows'.
+const SAMPLE_PER_LIST: usize = 64;
+/// Rounds of k-means (Lloyd): the centroids move little after these.
+const ROUNDS: usize = 10;
+/// Lists each search scans at least (more when the filter leaves fewer
+/// than the candidates asked for). Of the √rows lists at 100× the corpus,
+/// 64 gave recall@10 0.9945 against the exact scan (0.9955 for a caller
+/// who sees 5 %) and 32 gave 0.990 (0.980): docs/BENCHMARKS.md.
+pub const DEFAULT_PROBES: usize = 64;
+/// Vector rows (chunks and subchunks) from which the lists pay: an exact
+/// scan of fewer takes about 7 ms of one core. The builder's default for
+/// writing them and search's for using them.
 pub const DEFAULT_MIN_ROWS: usize = 100_000;
-/// The partitions' list, in a version folder that has graphs.
+/// What the version id records for a version with an approximate index:
+/// the structure and its format, so a version with HNSW graphs (before
+/// session 18) never shares an id with one with lists.
+pub const KIND: &str = "ivf-int8-1";
+/// The partitions' list, in a version folder that has the lists.
 pub const PARTITIONS: &str = "ann.json";
 
-/// Why the graphs could not be built or opened.
+/// Why the lists could not be built or opened.
 #[derive(Debug, thiserror::Error)]
 #[error("approximate index {path}: {message}")]
 pub struct AnnError {
@@ -55,27 +77,35 @@ fn err(path: &Path, message: impl ToString) -> AnnError {
     }
 }
 
-/// One opened (memory-mapped) graph.
-pub struct Ann {
-    index: Index,
+/// One opened inverted-list file: the centroids, offsets, row numbers and
+/// scales in memory, the int8 rows mapped.
+pub struct Ivf {
+    dim: usize,
+    centroids: Vec<f32>,
+    offsets: Vec<u32>,
+    keys: Vec<u32>,
+    scales: Vec<f32>,
+    map: Mmap,
+    codes_at: usize,
+    probes: usize,
 }
 
-/// The graphs over the rows of the documents that share one set of groups.
+/// The lists over the rows of the documents that share one set of groups.
 pub struct Partition {
     /// The groups (empty: public), as the documents carry them.
     pub groups: Vec<String>,
     /// Over their chunk vectors (keys are chunk numbers).
-    pub chunks: Ann,
+    pub chunks: Ivf,
     /// Over their subchunk vectors (keys are subchunk numbers).
-    pub subchunks: Ann,
+    pub subchunks: Ivf,
     /// Its chunk numbers, ascending.
     pub chunk_keys: Vec<u32>,
     /// Its subchunk numbers, ascending.
     pub subchunk_keys: Vec<u32>,
 }
 
-/// A version's graphs.
-pub struct Graphs {
+/// A version's approximate index: its partitions.
+pub struct AnnIndex {
     /// One per set of access groups.
     pub partitions: Vec<Partition>,
 }
@@ -92,79 +122,171 @@ pub struct PartitionRecord {
     pub subchunks: usize,
 }
 
-/// The file names of partition `i`'s two graphs.
+/// The file names of partition `i`'s two list files.
 pub fn partition_files(i: usize) -> [String; 2] {
     [
-        format!("ann-{i}-chunks.usearch"),
-        format!("ann-{i}-subchunks.usearch"),
+        format!("ann-{i}-chunks.ivf"),
+        format!("ann-{i}-subchunks.ivf"),
     ]
 }
 
-/// The file names of partition `i`'s row lists (ascending little-endian u32s).
-pub fn key_files(i: usize) -> [String; 2] {
-    [
-        format!("ann-{i}-chunks.keys"),
-        format!("ann-{i}-subchunks.keys"),
-    ]
+/// How many lists `rows` rows get: √rows, so a list holds about as many
+/// rows as there are centroids to score.
+fn list_count(rows: usize) -> usize {
+    ((rows as f64).sqrt().round() as usize).clamp(1, rows.max(1))
 }
 
-fn write_keys(path: &Path, keys: &[u32]) -> Result<(), AnnError> {
-    let bytes: Vec<u8> = keys.iter().flat_map(|k| k.to_le_bytes()).collect();
-    std::fs::write(path, bytes).map_err(|e| err(path, e))
+/// The list whose centroid is nearest `row` (ties to the lower list).
+fn nearest(centroids: &[f32], dim: usize, row: &[f32]) -> u32 {
+    let mut best = (0u32, f32::NEG_INFINITY);
+    for (l, c) in centroids.chunks_exact(dim).enumerate() {
+        let d = dot(c, row);
+        if d > best.1 {
+            best = (l as u32, d);
+        }
+    }
+    best.0
 }
 
-fn read_keys(path: &Path, want: usize, rows: usize) -> Result<Vec<u32>, AnnError> {
-    let bytes = std::fs::read(path).map_err(|e| err(path, e))?;
-    let keys: Vec<u32> = bytes
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+fn normalise(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// Spherical k-means over a sample of `keys` (every n-th, in order):
+/// `lists` unit centroids, the same for the same rows on any thread count.
+fn train(rows: &[f32], dim: usize, keys: &[u32], lists: usize) -> Vec<f32> {
+    let row = |k: u32| &rows[k as usize * dim..(k as usize + 1) * dim];
+    let want = (lists * SAMPLE_PER_LIST).min(keys.len());
+    let sample: Vec<u32> = (0..want).map(|i| keys[i * keys.len() / want]).collect();
+    let mut centroids: Vec<f32> = (0..lists)
+        .flat_map(|l| row(sample[l * sample.len() / lists]).iter().copied())
         .collect();
-    let ascending = keys.windows(2).all(|w| w[0] < w[1]);
-    let in_range = keys.last().is_none_or(|&k| (k as usize) < rows);
-    if bytes.len() != want * 4 || !ascending || !in_range {
-        return Err(err(
-            path,
-            format!("expected {want} ascending row numbers below {rows}"),
-        ));
+    for _ in 0..ROUNDS {
+        let assigned: Vec<u32> = sample
+            .par_iter()
+            .map(|&k| nearest(&centroids, dim, row(k)))
+            .collect();
+        let mut sums = vec![0f32; lists * dim];
+        let mut counts = vec![0usize; lists];
+        for (&k, &l) in sample.iter().zip(&assigned) {
+            let l = l as usize;
+            counts[l] += 1;
+            let sum = &mut sums[l * dim..(l + 1) * dim];
+            sum.iter_mut().zip(row(k)).for_each(|(s, x)| *s += x);
+        }
+        // A list that drew no row keeps its centroid (a real row).
+        for (l, &n) in counts.iter().enumerate() {
+            if n > 0 {
+                let c = &mut sums[l * dim..(l + 1) * dim];
+                normalise(c);
+                centroids[l * dim..(l + 1) * dim].copy_from_slice(c);
+            }
+        }
     }
-    Ok(keys)
+    centroids
 }
 
-fn options(dim: usize) -> IndexOptions {
-    IndexOptions {
-        dimensions: dim,
-        // Rows are unit vectors: inner product is cosine, and cheaper.
-        metric: MetricKind::IP,
-        quantization: ScalarKind::I8,
-        connectivity: CONNECTIVITY,
-        expansion_add: EXPANSION_ADD,
-        expansion_search: DEFAULT_EXPANSION,
-        multi: false,
+/// `row` as int8 and the factor that turns int8 products back into floats.
+fn quantise(row: &[f32]) -> (Vec<i8>, f32) {
+    let max = row.iter().fold(0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 {
+        return (vec![0; row.len()], 0.0);
     }
+    let scale = max / 127.0;
+    let codes = row
+        .iter()
+        .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8)
+        .collect();
+    (codes, scale)
 }
 
-/// Builds the graph of rows `keys` of `rows` (keys stay row numbers) at `path`.
-fn build(rows: &[f32], dim: usize, keys: &[u32], path: &Path) -> Result<(), AnnError> {
-    let index = Index::new(&options(dim)).map_err(|e| err(path, e))?;
-    // One thread: insertion order, and so the graph, is the same every build.
-    index
-        .reserve_capacity_and_threads(keys.len(), 1)
-        .map_err(|e| err(path, e))?;
-    for &k in keys {
-        let k = k as usize;
-        let row = rows
-            .get(k * dim..(k + 1) * dim)
-            .ok_or_else(|| err(path, format!("row {k} is past the vectors")))?;
-        index.add(k as u64, row).map_err(|e| err(path, e))?;
+/// Int8 dot product of a query and a stored row (its bytes are the int8
+/// codes). Integer sums are exact, so every path gives the same answer;
+/// with AVX2 the loop is four times wider than x86-64's baseline.
+fn dot_i8(a: &[i8], b: &[u8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU was just found to have AVX2.
+        #[allow(unsafe_code)]
+        return unsafe { dot_i8_avx2(a, b) };
     }
-    let name = path.to_str().ok_or_else(|| err(path, "not a UTF-8 path"))?;
-    index.save(name).map_err(|e| err(path, e))
+    dot_i8_portable(a, b)
 }
 
-/// Writes the graphs of a version into `dir`: [`PARTITIONS`] and, per
-/// partition, two graphs and their row lists. `chunk_doc` names each
-/// chunk's document, `subchunk_chunk` each subchunk's chunk; the rows are
-/// `dim`-wide.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+unsafe fn dot_i8_avx2(a: &[i8], b: &[u8]) -> i32 {
+    dot_i8_portable(a, b)
+}
+
+/// Products in i16 (127² fits), summed in i32 (127² × dim fits): the shape
+/// the compiler turns into multiply-add instructions.
+#[inline(always)]
+fn dot_i8_portable(a: &[i8], b: &[u8]) -> i32 {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| i32::from(i16::from(x) * i16::from(y as i8)))
+        .sum()
+}
+
+/// The file bytes of the lists over rows `keys` of `rows` (keys stay row numbers).
+fn build(rows: &[f32], dim: usize, keys: &[u32], path: &Path) -> Result<Vec<u8>, AnnError> {
+    if dim == 0 {
+        return Err(err(path, "rows of no dimensions"));
+    }
+    if let Some(&k) = keys.iter().find(|&&k| (k as usize + 1) * dim > rows.len()) {
+        return Err(err(path, format!("row {k} is past the vectors")));
+    }
+    let row = |k: u32| &rows[k as usize * dim..(k as usize + 1) * dim];
+    let lists = list_count(keys.len());
+    let centroids = match keys.is_empty() {
+        true => Vec::new(),
+        false => train(rows, dim, keys, lists),
+    };
+    let lists = centroids.len() / dim;
+    let assigned: Vec<u32> = keys
+        .par_iter()
+        .map(|&k| nearest(&centroids, dim, row(k)))
+        .collect();
+    // Rows list by list, in key order within each (a stable counting sort).
+    let mut offsets = vec![0u32; lists + 1];
+    for &l in &assigned {
+        offsets[l as usize + 1] += 1;
+    }
+    for l in 0..lists {
+        offsets[l + 1] += offsets[l];
+    }
+    let mut next: Vec<u32> = offsets[..lists].to_vec();
+    let mut order = vec![0u32; keys.len()];
+    for (&k, &l) in keys.iter().zip(&assigned) {
+        order[next[l as usize] as usize] = k;
+        next[l as usize] += 1;
+    }
+    let quantised: Vec<(Vec<i8>, f32)> = order.par_iter().map(|&k| quantise(row(k))).collect();
+    let mut out = Vec::with_capacity(HEADER + 4 * (centroids.len() + lists + 1 + 2 * keys.len()));
+    out.extend_from_slice(MAGIC);
+    for n in [FORMAT, dim as u32, keys.len() as u32, lists as u32] {
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+    crate::vectors::encode_into(&mut out, &centroids);
+    offsets
+        .iter()
+        .chain(&order)
+        .for_each(|n| out.extend_from_slice(&n.to_le_bytes()));
+    crate::vectors::encode_into(&mut out, &quantised.iter().map(|q| q.1).collect::<Vec<_>>());
+    for (codes, _) in &quantised {
+        out.extend(codes.iter().map(|&c| c as u8));
+    }
+    Ok(out)
+}
+
+/// Writes the approximate index of a version into `dir`: [`PARTITIONS`]
+/// and, per partition, its two list files. `chunk_doc` names each chunk's
+/// document, `subchunk_chunk` each subchunk's chunk; the rows are `dim`-wide.
 pub fn write(
     dir: &Path,
     docs: &[DocRecord],
@@ -193,12 +315,14 @@ pub fn write(
     }
     let mut records = Vec::new();
     for (i, (groups, (chunks, subchunks))) in parts.into_iter().enumerate() {
-        let [cg, sg] = partition_files(i);
-        build(chunk_rows, dim, &chunks, &dir.join(cg))?;
-        build(subchunk_rows, dim, &subchunks, &dir.join(sg))?;
-        let [ck, sk] = key_files(i);
-        write_keys(&dir.join(ck), &chunks)?;
-        write_keys(&dir.join(sk), &subchunks)?;
+        for (name, rows, keys) in [
+            (partition_files(i)[0].clone(), chunk_rows, &chunks),
+            (partition_files(i)[1].clone(), subchunk_rows, &subchunks),
+        ] {
+            let path = dir.join(name);
+            let bytes = build(rows, dim, keys, &path)?;
+            std::fs::write(&path, bytes).map_err(|e| err(&path, e))?;
+        }
         records.push(PartitionRecord {
             groups,
             chunks: chunks.len(),
@@ -210,17 +334,16 @@ pub fn write(
     std::fs::write(&path, bytes).map_err(|e| err(&path, e))
 }
 
-/// Opens the graphs in `dir` over `chunks` and `subchunks` (`None` when the
-/// version has none), checking each holds the rows its record says and that
-/// their row lists hold every row exactly once. `threads`: concurrent
-/// searches each graph serves; `expansion`: candidates each search keeps.
+/// Opens the approximate index in `dir` over `chunks` and `subchunks`
+/// (`None` when the version has none), checking each file holds the rows
+/// its record says and that together they hold every row exactly once.
+/// `probes`: lists each search scans at least.
 pub fn open(
     dir: &Path,
     chunks: &Vectors,
     subchunks: &Vectors,
-    threads: usize,
-    expansion: usize,
-) -> Result<Option<Graphs>, AnnError> {
+    probes: usize,
+) -> Result<Option<AnnIndex>, AnnError> {
     let path = dir.join(PARTITIONS);
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
@@ -233,102 +356,165 @@ pub fn open(
     let mut seen_subchunks = vec![false; subchunks.len()];
     let mut partitions = Vec::new();
     for (i, r) in records.into_iter().enumerate() {
-        let ([cg, sg], [ck, sk]) = (partition_files(i), key_files(i));
-        let chunk_keys = read_keys(&dir.join(ck), r.chunks, chunks.len())?;
-        let subchunk_keys = read_keys(&dir.join(sk), r.subchunks, subchunks.len())?;
+        let [cf, sf] = partition_files(i);
+        let c = Ivf::open(&dir.join(cf), chunks.dim(), r.chunks, chunks.len(), probes)?;
+        let s = Ivf::open(
+            &dir.join(sf),
+            subchunks.dim(),
+            r.subchunks,
+            subchunks.len(),
+            probes,
+        )?;
+        let (chunk_keys, subchunk_keys) = (c.sorted_keys(), s.sorted_keys());
         for (keys, seen) in [
             (&chunk_keys, &mut seen_chunks),
             (&subchunk_keys, &mut seen_subchunks),
         ] {
             for &k in keys {
                 if std::mem::replace(&mut seen[k as usize], true) {
-                    return Err(err(&path, format!("row {k} is in two partitions")));
+                    return Err(err(&path, format!("row {k} is in two lists")));
                 }
             }
         }
         partitions.push(Partition {
-            chunks: Ann::open(&dir.join(cg), chunks.dim(), r.chunks, threads, expansion)?,
-            subchunks: Ann::open(
-                &dir.join(sg),
-                subchunks.dim(),
-                r.subchunks,
-                threads,
-                expansion,
-            )?,
+            chunks: c,
+            subchunks: s,
             groups: r.groups,
             chunk_keys,
             subchunk_keys,
         });
     }
     if seen_chunks.iter().chain(&seen_subchunks).any(|s| !s) {
-        return Err(err(&path, "some rows are in no partition"));
+        return Err(err(&path, "some rows are in no list"));
     }
-    Ok(Some(Graphs { partitions }))
+    Ok(Some(AnnIndex { partitions }))
 }
 
-impl Ann {
-    /// Maps the graph at `path`, checking it holds `rows` rows of `dim` dimensions.
+/// Reads `n` little-endian u32s at `at` (the caller checked the length).
+fn u32s(bytes: &[u8], at: usize, n: usize) -> Vec<u32> {
+    bytes[at..at + 4 * n]
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
+}
+
+impl Ivf {
+    /// Maps the file at `path`, checking it holds `rows` distinct row
+    /// numbers below `total` of `dim` dimensions in well-formed lists.
     fn open(
         path: &Path,
         dim: usize,
         rows: usize,
-        threads: usize,
-        expansion: usize,
+        total: usize,
+        probes: usize,
     ) -> Result<Self, AnnError> {
-        let name = path.to_str().ok_or_else(|| err(path, "not a UTF-8 path"))?;
-        let index = Index::new(&options(dim)).map_err(|e| err(path, e))?;
-        index.view(name).map_err(|e| err(path, e))?;
-        if index.size() != rows || index.dimensions() != dim {
+        let file = std::fs::File::open(path).map_err(|e| err(path, e))?;
+        // SAFETY: published index files are never modified or truncated
+        // (the format's core promise), so the mapping stays valid.
+        #[allow(unsafe_code)]
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| err(path, e))?;
+        if map.len() < HEADER {
+            return Err(err(path, "too short for its header"));
+        }
+        let [format, d, n, lists] = u32s(&map, 8, 4)[..] else {
+            return Err(err(path, "too short for its header"));
+        };
+        if &map[..8] != MAGIC || format != FORMAT {
             return Err(err(
                 path,
-                format!(
-                    "{} rows of {} dimensions, expected {rows} of {dim}",
-                    index.size(),
-                    index.dimensions()
-                ),
+                "not a list file of this cairn's format (a version from an older cairn: rebuild it)",
             ));
         }
-        // Each concurrent search takes one of these slots.
-        index
-            .reserve_capacity_and_threads(index.size(), threads.max(1))
-            .map_err(|e| err(path, e))?;
-        // Set once, before any search: searches only read it.
-        index.change_expansion_search(expansion.max(1));
-        Ok(Self { index })
+        let (n, lists) = (n as usize, lists as usize);
+        if dim == 0 || d as usize != dim || n != rows {
+            return Err(err(
+                path,
+                format!("{n} rows of {d} dimensions, expected {rows} of {dim}"),
+            ));
+        }
+        let codes_at = HEADER + 4 * (lists * dim + lists + 1 + 2 * n);
+        if map.len() != codes_at + n * dim || (n > 0) != (lists > 0) {
+            return Err(err(path, "its size does not match its header"));
+        }
+        let centroids = crate::vectors::decode(&map[HEADER..HEADER + 4 * lists * dim]);
+        let at = HEADER + 4 * lists * dim;
+        let offsets = u32s(&map, at, lists + 1);
+        let keys = u32s(&map, at + 4 * (lists + 1), n);
+        let scales = crate::vectors::decode(&map[at + 4 * (lists + 1 + n)..codes_at]);
+        let well_formed = offsets.first() == Some(&0)
+            && offsets.last() == Some(&(n as u32))
+            && offsets.windows(2).all(|w| w[0] <= w[1])
+            && offsets.windows(2).all(|w| {
+                keys[w[0] as usize..w[1] as usize]
+                    .windows(2)
+                    .all(|k| k[0] < k[1])
+            })
+            && keys.iter().all(|&k| (k as usize) < total)
+            && scales.iter().all(|s| s.is_finite());
+        if !well_formed {
+            return Err(err(
+                path,
+                "its lists are not ascending row numbers in range",
+            ));
+        }
+        Ok(Self {
+            dim,
+            centroids,
+            offsets,
+            keys,
+            scales,
+            map,
+            codes_at,
+            probes: probes.max(1),
+        })
+    }
+
+    fn sorted_keys(&self) -> Vec<u32> {
+        let mut k = self.keys.clone();
+        k.sort_unstable();
+        k
     }
 
     /// Up to `k` rows nearest `query` among those `keep` accepts, nearest
-    /// first, with approximate (int8) inner products. An error (every
-    /// search slot taken, say) is for the caller to answer exactly instead.
-    pub fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        keep: impl Fn(u32) -> bool,
-    ) -> Result<Vec<(u32, f32)>, String> {
-        if self.index.size() == 0 {
-            return Ok(Vec::new());
+    /// first, with approximate (int8) inner products: the lists of the
+    /// nearest centroids, at least the opener's `probes` of them and more
+    /// until `k` rows are kept or every list is read.
+    pub fn search(&self, query: &[f32], k: usize, keep: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
+        let mut order: Vec<(u32, f32)> = self
+            .centroids
+            .chunks_exact(self.dim)
+            .enumerate()
+            .map(|(l, c)| (l as u32, dot(c, query)))
+            .collect();
+        order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let (q, q_scale) = quantise(query);
+        let codes = &self.map[self.codes_at..];
+        let mut found: Vec<(u32, f32)> = Vec::new();
+        for (n, &(l, _)) in order.iter().enumerate() {
+            if n >= self.probes && found.len() >= k {
+                break;
+            }
+            let l = l as usize;
+            for r in self.offsets[l] as usize..self.offsets[l + 1] as usize {
+                let key = self.keys[r];
+                if !keep(key) {
+                    continue;
+                }
+                let s = dot_i8(&q, &codes[r * self.dim..(r + 1) * self.dim]);
+                found.push((key, s as f32 * q_scale * self.scales[r]));
+            }
         }
-        let m = self
-            .index
-            .filtered_search(query, k, |key| u32::try_from(key).is_ok_and(&keep))
-            .map_err(|e| e.to_string())?;
-        // usearch's IP distance is 1 - dot (of the int8 rows).
-        Ok(m.keys
-            .iter()
-            .zip(&m.distances)
-            .filter_map(|(k, d)| Some((u32::try_from(*k).ok()?, 1.0 - d)))
-            .collect())
+        best_first(found, k)
     }
 
-    /// Rows in the graph.
+    /// Rows in the file.
     pub fn len(&self) -> usize {
-        self.index.size()
+        self.keys.len()
     }
 
-    /// Whether the graph is empty.
+    /// Whether the file holds no rows.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.keys.is_empty()
     }
 }
 
@@ -336,21 +522,28 @@ impl Ann {
 mod tests {
     use super::*;
 
-    fn unit_rows(n: usize, dim: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed;
-        let mut next = || {
-            s = s
+    /// A seeded stream of uniform numbers in [-0.5, 0.5).
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self) -> f32 {
+            self.0 = self
+                .0
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            ((s >> 33) as f32 / (1u64 << 31) as f32) - 0.5
-        };
-        let mut out = Vec::with_capacity(n * dim);
-        for _ in 0..n {
-            let row: Vec<f32> = (0..dim).map(|_| next()).collect();
-            let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
-            out.extend(row.iter().map(|x| x / norm));
+            ((self.0 >> 33) as f32 / (1u64 << 31) as f32) - 0.5
         }
-        out
+    }
+
+    fn unit(mut row: Vec<f32>) -> Vec<f32> {
+        normalise(&mut row);
+        row
+    }
+
+    fn unit_rows(n: usize, dim: usize, seed: u64) -> Vec<f32> {
+        let mut g = Lcg(seed);
+        (0..n)
+            .flat_map(|_| unit((0..dim).map(|_| g.next()).collect()))
+            .collect()
     }
 
     fn vectors(dir: &Path, name: &str, rows: &[f32], dim: usize) -> Vectors {
@@ -372,8 +565,19 @@ mod tests {
         d
     }
 
+    /// The `k` nearest of `keys` by exact inner product.
+    fn exact(rows: &[f32], dim: usize, q: &[f32], k: usize) -> Vec<u32> {
+        let mut all: Vec<(u32, f32)> = rows
+            .chunks_exact(dim)
+            .enumerate()
+            .map(|(i, r)| (i as u32, dot(r, q)))
+            .collect();
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        all.into_iter().take(k).map(|h| h.0).collect()
+    }
+
     #[test]
-    fn graphs_are_deterministic_partitioned_by_groups_and_find_neighbours() {
+    fn lists_are_deterministic_partitioned_by_groups_and_find_neighbours() {
         let tmp = tempfile::tempdir().expect("tempdir");
         let (n, dim) = (1200, 32);
         let rows = unit_rows(n, dim, 7);
@@ -387,22 +591,14 @@ mod tests {
             std::fs::create_dir_all(d).expect("mkdir");
             write(d, &docs, &chunk_doc, &sub_chunk, &rows, &subs, dim).expect("write");
         }
-        let files = [
-            partition_files(0),
-            partition_files(1),
-            key_files(0),
-            key_files(1),
-        ];
-        for f in files.iter().flatten() {
-            assert_eq!(
-                std::fs::read(a.join(f)).ok(),
-                std::fs::read(b.join(f)).ok(),
-                "{f}"
-            );
+        let files = [partition_files(0), partition_files(1)];
+        for f in files.iter().flatten().chain([&PARTITIONS.to_owned()]) {
+            let bytes = std::fs::read(a.join(f)).expect("written");
+            assert_eq!(Some(bytes), std::fs::read(b.join(f)).ok(), "{f}");
         }
         let cv = vectors(tmp.path(), "c.f32", &rows, dim);
         let sv = vectors(tmp.path(), "s.f32", &subs, dim);
-        let g = open(&a, &cv, &sv, 2, 64).expect("open").expect("graphs");
+        let g = open(&a, &cv, &sv, 4).expect("open").expect("lists");
         assert_eq!(g.partitions.len(), 2);
         assert_eq!(
             (
@@ -411,13 +607,16 @@ mod tests {
             ),
             (0, "team-a")
         );
-        // A public row finds itself in the public graph, never a team-a row.
+        assert_eq!(
+            g.partitions[1].chunk_keys,
+            (0..n as u32).filter(|c| c % 3 == 2).collect::<Vec<_>>()
+        );
+        // A public row finds itself in the public lists, never a team-a row.
         let public = &g.partitions[0];
         assert_eq!(
             public
                 .chunks
                 .search(cv.row(123), 5, |_| true)
-                .expect("search")
                 .first()
                 .map(|h| h.0),
             Some(123)
@@ -426,25 +625,102 @@ mod tests {
             public
                 .chunks
                 .search(cv.row(125), 20, |_| true)
-                .expect("search")
                 .iter()
                 .all(|(c, _)| c % 3 != 2)
         );
-        let even = public
-            .chunks
-            .search(cv.row(123), 5, |k| k % 2 == 0)
-            .expect("search");
+        // The filter applies to every row, and more lists are read until
+        // enough rows pass it.
+        let rare = public.chunks.search(cv.row(123), 5, |k| k % 50 == 0);
         assert!(
-            even.len() == 5 && even.iter().all(|(k, _)| k % 2 == 0),
-            "{even:?}"
+            rare.len() == 5 && rare.iter().all(|(k, _)| k % 50 == 0),
+            "{rare:?}"
         );
-        // Graphs over other rows are refused.
+        // Lists over other rows are refused.
         let short = vectors(tmp.path(), "o.f32", &rows[..dim * 10], dim);
-        assert!(open(&a, &short, &sv, 1, 64).is_err());
-        assert!(
-            open(tmp.path(), &cv, &sv, 1, 64)
-                .expect("no graphs")
-                .is_none()
-        );
+        assert!(open(&a, &short, &sv, 4).is_err());
+        assert!(open(tmp.path(), &cv, &sv, 4).expect("none").is_none());
+    }
+
+    /// The reason for lists over a graph: 40 near copies of each of 100
+    /// passages, as forks and vendored files make. A question's ten nearest
+    /// rows are copies of two passages, and the lists find them.
+    #[test]
+    fn near_duplicates_are_found_across_their_copies() {
+        let (base, copies, dim) = (100, 40, 48);
+        let originals = unit_rows(base, dim, 11);
+        let mut g = Lcg(12);
+        let rows: Vec<f32> = (0..copies)
+            .flat_map(|_| {
+                originals
+                    .chunks_exact(dim)
+                    .flat_map(|r| unit(r.iter().map(|x| x + 0.03 * g.next()).collect()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let keys: Vec<u32> = (0..(base * copies) as u32).collect();
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("x.ivf");
+        std::fs::write(&path, build(&rows, dim, &keys, &path).expect("build")).expect("write");
+        let ivf = Ivf::open(&path, dim, keys.len(), keys.len(), 8).expect("open");
+        let (mut found, mut wanted) = (0, 0);
+        // A question between two passages: its ten nearest rows are copies
+        // of both, in two clusters.
+        let original = |i: usize| &originals[i * dim..(i + 1) * dim];
+        for i in 0..20 {
+            let q = unit(
+                original(i)
+                    .iter()
+                    .zip(original(i + 20))
+                    .map(|(a, b)| a + 0.8 * b)
+                    .collect(),
+            );
+            let want = exact(&rows, dim, &q, 10);
+            // As search does: int8 candidates, re-scored with the f32 rows.
+            let mut got: Vec<(u32, f32)> = ivf
+                .search(&q, 40, |_| true)
+                .iter()
+                .map(|&(k, _)| (k, dot(&rows[k as usize * dim..(k as usize + 1) * dim], &q)))
+                .collect();
+            got.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            let got: Vec<u32> = got.iter().take(10).map(|h| h.0).collect();
+            found += want.iter().filter(|k| got.contains(k)).count();
+            wanted += want.len();
+        }
+        assert!(found * 100 >= wanted * 95, "recall@10 {found}/{wanted}");
+    }
+
+    #[test]
+    fn damaged_files_are_refused_not_read() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dim = 8;
+        let rows = unit_rows(50, dim, 3);
+        let keys: Vec<u32> = (0..50).collect();
+        let path = tmp.path().join("x.ivf");
+        let good = build(&rows, dim, &keys, &path).expect("build");
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("empty", Vec::new()),
+            ("short", good[..5].to_vec()),
+            ("header only", good[..HEADER].to_vec()),
+            ("cut", good[..good.len() - 1].to_vec()),
+            ("magic", [b"NOTANIVF".as_slice(), &good[8..]].concat()),
+            ("rows", {
+                let mut b = good.clone();
+                b[16..20].copy_from_slice(&49u32.to_le_bytes());
+                b
+            }),
+            ("lists", {
+                let mut b = good.clone();
+                b[20..24].copy_from_slice(&u32::MAX.to_le_bytes());
+                b
+            }),
+        ];
+        for (what, bytes) in cases {
+            std::fs::write(&path, bytes).expect("write");
+            assert!(Ivf::open(&path, dim, 50, 50, 4).is_err(), "{what}");
+        }
+        std::fs::write(&path, &good).expect("write");
+        assert!(Ivf::open(&path, dim, 50, 50, 4).is_ok());
+        // A row number past the version's rows is refused.
+        assert!(Ivf::open(&path, dim, 50, 40, 4).is_err());
     }
 }

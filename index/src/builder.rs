@@ -65,8 +65,8 @@ pub struct VersionBuilder {
     subchunks: Vec<SubchunkRecord>,
     vectors: Vec<u8>,
     subchunk_vectors: Vec<u8>,
-    /// Whether to write the approximate-search graphs.
-    graphs: bool,
+    /// Whether to write the approximate index.
+    ann: bool,
 }
 
 impl VersionBuilder {
@@ -103,7 +103,7 @@ impl VersionBuilder {
             subchunks: Vec::new(),
             vectors: Vec::new(),
             subchunk_vectors: Vec::new(),
-            graphs: false,
+            ann: false,
         })
     }
 
@@ -186,11 +186,11 @@ impl VersionBuilder {
         self.subchunks.len()
     }
 
-    /// Also writes HNSW graphs over the chunk and subchunk vectors
+    /// Also writes inverted lists over the chunk and subchunk vectors
     /// ([`crate::ann`]) for approximate search; the builder asks for them
     /// on versions large enough for an exact scan to cost.
-    pub fn with_graphs(mut self, graphs: bool) -> Self {
-        self.graphs = graphs;
+    pub fn with_ann(mut self, ann: bool) -> Self {
+        self.ann = ann;
         self
     }
 
@@ -204,7 +204,7 @@ impl VersionBuilder {
         self.writer.write_bytes(files::VECTORS, &self.vectors)?;
         self.writer
             .write_bytes(files::SUBCHUNK_VECTORS, &self.subchunk_vectors)?;
-        if self.graphs {
+        if self.ann {
             let chunk_doc: Vec<u32> = self.chunks.iter().map(|c| c.doc).collect();
             let subchunk_chunk: Vec<u32> = self.subchunks.iter().map(|s| s.chunk).collect();
             crate::ann::write(

@@ -101,8 +101,8 @@ pub mod files {
     pub const TRIGRAMS: &str = "trigrams.bin";
     /// What each document defines (format 5 on).
     pub const DEFINITIONS: &str = "definitions.json";
-    /// The approximate-search graphs' partitions, when the version has graphs
-    /// (`ann-<i>-chunks.usearch`, `ann-<i>-subchunks.usearch` each).
+    /// The approximate index's partitions, when the version has one
+    /// (`ann-<i>-chunks.ivf`, `ann-<i>-subchunks.ivf` each).
     pub const ANN: &str = crate::ann::PARTITIONS;
 }
 

@@ -1,7 +1,7 @@
 //! Opening a published version for reading: everything a searcher needs,
 //! checked once at open.
 
-use crate::ann::Graphs;
+use crate::ann::AnnIndex;
 use crate::layout::{LayoutError, files};
 use crate::manifest::TRIGRAMS_SINCE;
 use crate::schema::ChunkSchema;
@@ -72,9 +72,9 @@ pub struct Snapshot {
     pub trigrams: Option<Trigrams<Mmap>>,
     /// What each document defines (format 5 on; empty for older versions).
     pub definitions: Vec<DefinitionRecord>,
-    /// HNSW graphs over the chunk and subchunk vectors, when the builder
+    /// Inverted lists over the chunk and subchunk vectors, when the builder
     /// wrote them (large versions); `None` means search scans exactly.
-    pub ann: Option<Graphs>,
+    pub ann: Option<AnnIndex>,
     by_id: HashMap<DocId, u32>,
     lines: Vec<LineIndex>,
     content: Mmap,
@@ -230,16 +230,17 @@ impl Snapshot {
             }
         };
 
-        // Every concurrent search holds one slot of each graph it walks.
-        let threads = std::thread::available_parallelism().map_or(4, |n| n.get() * 2);
         let ann = crate::ann::open(
             path,
             &vectors,
             &subchunk_vectors,
-            threads,
-            crate::ann::DEFAULT_EXPANSION,
+            crate::ann::DEFAULT_PROBES,
         )
         .map_err(|e| inconsistent(e.to_string()))?;
+        if ann.is_some() {
+            vectors.expect_random_reads();
+            subchunk_vectors.expect_random_reads();
+        }
 
         let index = tantivy::Index::open_in_dir(path.join(files::TANTIVY))?;
         ChunkSchema::register_analyzers(&index);

@@ -192,7 +192,7 @@ pub fn verify_version(
             Err(e) => problems.push(format!("{file}: {e}")),
         }
     }
-    // The graphs, when there are any, must be over exactly these rows.
+    // The approximate index, when there is one, must be over exactly these rows.
     let vectors = |f: &str| {
         crate::vectors::Vectors::open(&dir.file(f), manifest.model.dim)
             .map_err(|e| format!("{f}: {e}"))
@@ -200,14 +200,14 @@ pub fn verify_version(
     if dir.file(files::ANN).exists() {
         let opened = vectors(files::VECTORS).and_then(|c| {
             let s = vectors(files::SUBCHUNK_VECTORS)?;
-            crate::ann::open(dir.path(), &c, &s, 1, crate::ann::DEFAULT_EXPANSION)
+            crate::ann::open(dir.path(), &c, &s, crate::ann::DEFAULT_PROBES)
                 .map_err(|e| e.to_string())
         });
         match opened {
             Err(e) => problems.push(e),
             // Each partition holds exactly the rows of documents with its groups.
-            Ok(graphs) => {
-                for p in graphs.iter().flat_map(|g| &g.partitions) {
+            Ok(ann) => {
+                for p in ann.iter().flat_map(|a| &a.partitions) {
                     let strays = p
                         .chunk_keys
                         .iter()

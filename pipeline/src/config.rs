@@ -805,7 +805,7 @@ pub struct BuildSettings {
     #[serde(skip_serializing_if = "SubchunkVectors::is_independent")]
     pub subchunk_vectors: SubchunkVectors,
     /// Versions with at least this many vector rows (chunks and subchunks)
-    /// get HNSW graphs for approximate search (0: always). Left out of the
+    /// get an approximate index (inverted lists) for vector search (0: always). Left out of the
     /// serialized settings at its default, so smaller indexes keep their version.
     #[serde(skip_serializing_if = "is_default_ann_min_rows")]
     pub ann_min_rows: usize,
@@ -826,7 +826,7 @@ fn is_default_pdf_seconds(s: &f64) -> bool {
     *s == crate::pdf::PdfLimits::default().timeout.as_secs_f64()
 }
 
-/// Rows below which a version gets no graphs.
+/// Rows below which a version gets no approximate index.
 pub const DEFAULT_ANN_MIN_ROWS: usize = cairn_index::ann::DEFAULT_MIN_ROWS;
 
 fn is_default_ann_min_rows(n: &usize) -> bool {

@@ -1,33 +1,44 @@
 //! How the vector stage of a search grows with the corpus, exact scan
-//! against the HNSW graph (`cairn_index::ann`), at a multiple of a real
+//! against the inverted lists (`cairn_index::ann`), at a multiple of a real
 //! index's rows. Run by `scripts/bench-scale.sh`; three steps, each its own
 //! process so each one's peak memory is its own:
 //!
 //! ```text
-//! bench_scale make INDEX FACTOR DIR      synthetic rows and their graphs
+//! bench_scale make INDEX FACTOR DIR      synthetic rows and their lists
 //! bench_scale run DIR GOLDEN MODE        MODE: exact or ann; prints one JSON object
+//! bench_scale version INDEX FACTOR ROOT  a whole version of FACTOR copies, under index root ROOT
 //! ```
+//!
+//! `version` writes what `cairn build` would for FACTOR copies of every
+//! repository (copy c's are `<name>-cNNN`; every twentieth copy public, the
+//! others in group `staff`), through the same `VersionBuilder` (tantivy,
+//! content, trigrams, the approximate index), so `cairn serve` and the
+//! engine can be measured on it; no text is embedded, each copy's vectors
+//! are the original's with the same noise as `make`'s. (A real build of
+//! renamed copies would embed every text again: the repository's name is
+//! in what the model reads.) A chunk's BM25 body is its lines; the names it
+//! defines are not kept in a version, so that field is empty in the copies.
 //!
 //! `make` copies every chunk and subchunk vector FACTOR times (copy 0 is the
 //! real row; the others add seeded Gaussian noise, σ = SIGMA a dimension,
 //! 0.01 by default, then renormalise: cosine ≈ 0.98 to the original), as FACTOR synthetic
 //! repositories; one document in twenty is public and the rest belong to a
 //! group, so a restricted caller without groups sees 5 % of the documents,
-//! and builds the graphs as a version's (one pair per group set). `run` embeds the golden questions (new questions: no cache),
+//! and builds the lists as a version's (one pair per group set). `run` embeds the golden questions (new questions: no cache),
 //! then for each caller takes the two candidate lists search takes (the 200
 //! best chunks by cosine, and by their best subchunk), exactly or through
-//! the graphs with exact re-scoring, and reports latency, recall@10 of the
-//! graph's lists against the exact ones, and peak RSS.
+//! the approximate index with exact re-scoring, and reports latency,
+//! recall@10 of its lists against the exact ones, and peak RSS.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec};
-use cairn_index::ann::{self, Graphs};
+use cairn_index::ann::{self, AnnIndex};
 use cairn_index::vectors::{Vectors, encode_into};
 use cairn_index::{IndexRoot, Snapshot};
 use cairn_search::rank::{
-    VectorLists, VectorRows, VectorSearch, mask_rows, vector_lists, walks_graphs,
+    VectorLists, VectorRows, VectorSearch, mask_rows, uses_ann, vector_lists,
 };
 use serde_json::json;
 use std::collections::HashSet;
@@ -46,18 +57,22 @@ fn main() -> Res<()> {
             let sigma = a.get(5).map_or(Ok(0.01), |s| s.parse())?;
             make(Path::new(&a[2]), a[3].parse()?, Path::new(&a[4]), sigma)
         }
+        Some("version") if a.len() >= 5 => {
+            let sigma = a.get(5).map_or(Ok(0.01), |s| s.parse())?;
+            version(Path::new(&a[2]), a[3].parse()?, Path::new(&a[4]), sigma)
+        }
         Some("run") if a.len() >= 5 => {
-            // Optional: EXACT_BELOW OVERSAMPLE EXPANSION (search's defaults otherwise).
+            // Optional: EXACT_BELOW OVERSAMPLE PROBES (search's defaults otherwise).
             let d = VectorSearch::default();
             let arg = |i: usize, default: usize| a.get(i).map_or(Ok(default), |n| n.parse());
             let how = VectorSearch {
                 exact_below: arg(5, d.exact_below)?,
                 oversample: arg(6, d.oversample)?,
             };
-            let expansion = arg(7, ann::DEFAULT_EXPANSION)?;
-            run(Path::new(&a[2]), Path::new(&a[3]), &a[4], &how, expansion)
+            let probes = arg(7, ann::DEFAULT_PROBES)?;
+            run(Path::new(&a[2]), Path::new(&a[3]), &a[4], &how, probes)
         }
-        _ => Err("usage: bench_scale make INDEX FACTOR DIR [SIGMA] | run DIR GOLDEN exact|ann [EXACT_BELOW OVERSAMPLE EXPANSION]".into()),
+        _ => Err("usage: bench_scale make INDEX FACTOR DIR [SIGMA] | version INDEX FACTOR ROOT [SIGMA] | run DIR GOLDEN exact|ann [EXACT_BELOW OVERSAMPLE PROBES]".into()),
     }
 }
 
@@ -157,18 +172,132 @@ fn make(index: &Path, factor: usize, dir: &Path, sigma: f32) -> Res<()> {
     )?;
     let build_s = t.elapsed().as_secs_f64();
     let size = |f: &str| std::fs::metadata(dir.join(f)).map_or(0, |m| m.len());
-    let graph_bytes: u64 = (0..2)
+    let ann_bytes: u64 = (0..2)
         .flat_map(ann::partition_files)
         .map(|f| size(&f))
         .sum();
     let out = json!({
         "factor": factor, "sigma": sigma, "chunk_rows": chunks * factor, "subchunk_rows": subs * factor,
-        "graph_build_s": build_s,
+        "ann_build_s": build_s,
         "f32_mb": (size("chunks.f32") + size("subchunks.f32")) as f64 / 1e6,
-        "graph_mb": graph_bytes as f64 / 1e6,
+        "ann_mb": ann_bytes as f64 / 1e6,
     });
     std::fs::write(dir.join("make.json"), out.to_string())?;
     println!("{out}");
+    Ok(())
+}
+
+/// A whole version of `factor` copies of `index`'s current one, published
+/// under the index root `out` (see the file's comment).
+fn version(index: &Path, factor: usize, out: &Path, sigma: f32) -> Res<()> {
+    use cairn_index::builder::{NewChunk, VersionBuilder};
+    use cairn_index::ids::DocId;
+    let snap = Snapshot::open_current(&IndexRoot::new(index))?;
+    let root = IndexRoot::new(out);
+    std::fs::create_dir_all(out)?;
+    let copy_name = |name: &str, c: usize| format!("{name}-c{c:03}");
+    let groups = |c: usize| match c % 20 {
+        0 => Vec::new(),
+        _ => vec!["staff".to_owned()],
+    };
+    let (mut docs, mut content, mut definitions) = (Vec::new(), Vec::new(), Vec::new());
+    for c in 0..factor {
+        let first = docs.len() as u32;
+        for (d, r) in snap.docs.iter().enumerate() {
+            let mut r = r.clone();
+            r.repo = copy_name(&r.repo, c);
+            r.doc_id = DocId::new(&r.category, &r.repo, &r.path)?;
+            r.content_offset = content.len() as u64;
+            r.groups = groups(c);
+            content.extend_from_slice(snap.doc_bytes(d as u32));
+            docs.push(r);
+        }
+        definitions.extend(snap.definitions.iter().map(|def| {
+            let mut def = def.clone();
+            def.doc += first;
+            def
+        }));
+    }
+    let t = Instant::now();
+    let mut builder =
+        VersionBuilder::create(&root, &docs, &content, &definitions, &snap.path_weights)?;
+    let mut noise = Noise(42);
+    let mut subs_of: Vec<Vec<cairn_index::LineSpan>> = vec![Vec::new(); snap.chunks.len()];
+    for s in &snap.subchunks {
+        subs_of[s.chunk as usize].push(s.span);
+    }
+    let dim = snap.vectors.dim();
+    let noisy = |row: &[f32], c: usize, noise: &mut Noise| -> Vec<f32> {
+        if c == 0 {
+            return row.to_vec();
+        }
+        let v: Vec<f32> = row.iter().map(|x| x + sigma * noise.normal()).collect();
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / norm).collect()
+    };
+    for c in 0..factor {
+        let (mut chunk, mut sub) = (0usize, 0usize);
+        for d in 0..snap.docs.len() {
+            let first = chunk;
+            while snap.chunks.get(chunk).is_some_and(|r| r.doc as usize == d) {
+                chunk += 1;
+            }
+            let texts: Vec<String> = snap.chunks[first..chunk]
+                .iter()
+                .map(|r| {
+                    let bytes = snap.span_bytes(d as u32, r.span).map_or(&[][..], |b| b.0);
+                    String::from_utf8_lossy(bytes).into_owned()
+                })
+                .collect();
+            let chunks: Vec<NewChunk<'_>> = snap.chunks[first..chunk]
+                .iter()
+                .zip(&texts)
+                .enumerate()
+                .map(|(i, (r, text))| NewChunk {
+                    span: r.span,
+                    title: &r.title,
+                    tokens: r.tokens,
+                    text,
+                    symbols: &[],
+                    subchunks: subs_of[first + i].clone(),
+                })
+                .collect();
+            let mut rows: Vec<Vec<f32>> = Vec::new();
+            for (i, n) in chunks.iter().enumerate() {
+                rows.push(noisy(snap.vectors.row(first + i), c, &mut noise));
+                for _ in &n.subchunks {
+                    rows.push(noisy(snap.subchunk_vectors.row(sub), c, &mut noise));
+                    sub += 1;
+                }
+            }
+            let doc = (c * snap.docs.len() + d) as u32;
+            builder.add_doc(doc, &chunks, &mut rows.iter().map(Vec::as_slice))?;
+        }
+    }
+    let mut manifest = snap.manifest.clone();
+    manifest.repos = (0..factor)
+        .flat_map(|c| {
+            snap.manifest.repos.iter().map(move |r| {
+                let mut r = r.clone();
+                r.name = copy_name(&r.name, c);
+                r.groups = groups(c);
+                r
+            })
+        })
+        .collect();
+    manifest.counts.docs = docs.len();
+    manifest.counts.chunks = builder.chunk_count();
+    manifest.counts.subchunks = builder.subchunk_count();
+    let digest = format!("{:016x}", 0x5ca1_e000_0000_0000_u64 + factor as u64);
+    manifest.index_version = cairn_index::ids::IndexVersion::from_digest(&digest);
+    let version = manifest.index_version.clone();
+    builder.with_ann(true).seal(manifest)?;
+    root.set_current(&version)?;
+    println!(
+        "{}",
+        json!({"factor": factor, "docs": docs.len(), "dim": dim, "version": version.to_string(),
+               "build_s": t.elapsed().as_secs_f64()})
+    );
     Ok(())
 }
 
@@ -177,7 +306,7 @@ struct Rows {
     chunks: Vectors,
     subs: Vectors,
     sub_chunk: Vec<u32>,
-    graphs: Option<Graphs>,
+    ann: Option<AnnIndex>,
 }
 
 impl VectorRows for Rows {
@@ -190,12 +319,12 @@ impl VectorRows for Rows {
     fn chunk_of(&self, s: usize) -> u32 {
         self.sub_chunk[s]
     }
-    fn graphs(&self) -> Option<&Graphs> {
-        self.graphs.as_ref()
+    fn ann(&self) -> Option<&AnnIndex> {
+        self.ann.as_ref()
     }
 }
 
-/// The same rows without their graphs: the exact lists recall is measured against.
+/// The same rows without their approximate index: the exact lists recall is measured against.
 struct Exact<'a>(&'a Rows);
 
 impl VectorRows for Exact<'_> {
@@ -208,7 +337,7 @@ impl VectorRows for Exact<'_> {
     fn chunk_of(&self, s: usize) -> u32 {
         self.0.sub_chunk[s]
     }
-    fn graphs(&self) -> Option<&Graphs> {
+    fn ann(&self) -> Option<&AnnIndex> {
         None
     }
 }
@@ -242,7 +371,7 @@ fn peak_rss_mb() -> f64 {
     status_mb("VmHWM:")
 }
 
-fn run(dir: &Path, golden: &Path, mode: &str, how: &VectorSearch, expansion: usize) -> Res<()> {
+fn run(dir: &Path, golden: &Path, mode: &str, how: &VectorSearch, probes: usize) -> Res<()> {
     let made: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("make.json"))?)?;
     let files = ModelSpec::Hub {
         id: cairn_embed::DEFAULT_MODEL.to_owned(),
@@ -260,8 +389,8 @@ fn run(dir: &Path, golden: &Path, mode: &str, how: &VectorSearch, expansion: usi
     let rss_model = peak_rss_mb();
     let chunks = Vectors::open(&dir.join("chunks.f32"), dim)?;
     let subs = Vectors::open(&dir.join("subchunks.f32"), dim)?;
-    let graphs = match mode {
-        "ann" => ann::open(dir, &chunks, &subs, 4, expansion)?,
+    let ann = match mode {
+        "ann" => ann::open(dir, &chunks, &subs, probes)?,
         _ => None,
     };
     let rows = Rows {
@@ -271,7 +400,7 @@ fn run(dir: &Path, golden: &Path, mode: &str, how: &VectorSearch, expansion: usi
             .collect(),
         chunks,
         subs,
-        graphs,
+        ann,
     };
     let everyone = vec![true; rows.chunks.len()];
     let restricted: Vec<bool> = std::fs::read(dir.join("allowed.u8"))?
@@ -314,18 +443,18 @@ fn run(dir: &Path, golden: &Path, mode: &str, how: &VectorSearch, expansion: usi
             json!({
                 "p50_ms": pct(&mut ms, 0.5), "p99_ms": pct(&mut ms, 0.99),
                 "recall_at_10": mean(&r10), "recall_at_200": mean(&r200),
-                "rows": mask_rows(&rows, mask), "walks_graphs": walks_graphs(&rows, mask, how),
+                "rows": mask_rows(&rows, mask), "uses_ann": uses_ann(&rows, mask, how),
             }),
         );
     }
     let line = json!({
         "mode": mode, "factor": made["factor"], "rows": rows.chunks.len() + rows.subs.len(),
-        "queries": queries.len(), "exact_below": how.exact_below, "oversample": how.oversample, "expansion": expansion, "callers": out,
+        "queries": queries.len(), "exact_below": how.exact_below, "oversample": how.oversample, "probes": probes, "callers": out,
         // The model's own memory, then the peak after the timed searches
         // (what serving touches); the recall pass after it scans everything.
         "rss_model_mb": rss_model, "rss_search_mb": rss_search,
         "rss_anon_mb": rss_anon, "rss_file_mb": rss_file, "sigma": made["sigma"],
-        "graph_build_s": made["graph_build_s"], "f32_mb": made["f32_mb"], "graph_mb": made["graph_mb"],
+        "ann_build_s": made["ann_build_s"], "f32_mb": made["f32_mb"], "ann_mb": made["ann_mb"],
     });
     println!("{line}");
     Ok(())

@@ -1,5 +1,6 @@
 //! Search and retrieve latency on a built index, one query at a time:
-//! `cargo run --release -p cairn-search --example bench_search -- INDEX GOLDEN [ROUNDS]`.
+//! `cargo run --release -p cairn-search --example bench_search -- INDEX GOLDEN [ROUNDS] [MODE]`
+//! (MODE: hybrid, the default, bm25 or vector: what each side costs).
 //! Queries are the golden questions plus variants (distinct strings, so the
 //! query-vector cache never helps), then the plain questions once more (it does).
 
@@ -7,7 +8,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use cairn_embed::DevicePref;
-use cairn_search::{Engine, EngineOptions, SearchRequest, SpanRequest};
+use cairn_search::{Engine, EngineOptions, Mode, SearchRequest, SpanRequest};
 use std::time::Instant;
 
 fn pct(sorted: &[f64], p: f64) -> f64 {
@@ -21,6 +22,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         args.get(2).ok_or("GOLDEN")?,
     );
     let rounds: usize = args.get(3).map_or(Ok(8), |s| s.parse())?;
+    let mode = match args.get(4) {
+        Some(m) => Mode::parse(m).ok_or("MODE: hybrid, bm25 or vector")?,
+        None => Mode::Hybrid,
+    };
     let t = Instant::now();
     let engine = Engine::open(&EngineOptions {
         index: index.into(),
@@ -50,6 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let resp = engine.search(&SearchRequest {
                 query,
                 rephrasings: Vec::new(),
+                mode,
                 ..SearchRequest::default()
             })?;
             search_ms.push(t.elapsed().as_secs_f64() * 1e3);
@@ -67,6 +73,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         engine.search(&SearchRequest {
             query: q.query.clone(),
             rephrasings: Vec::new(),
+            mode,
             ..SearchRequest::default()
         })?;
         repeat_ms.push(t.elapsed().as_secs_f64() * 1e3);

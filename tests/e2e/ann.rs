@@ -1,15 +1,16 @@
-//! Approximate vector search (issue 33) on fixtures built with graphs
-//! (`ann_min_rows: 0` in build.yaml): the graphs are written into the
-//! version deterministically and checked by `verify`; searching through
-//! them answers as the exact scan does; and a hidden repository changes no
-//! answer, because a caller walks only the graphs of documents it may see.
+//! Approximate vector search (issue 33) on fixtures built with an
+//! approximate index (`ann_min_rows: 0` in build.yaml): its inverted lists
+//! are written into the version deterministically and checked by `verify`;
+//! searching through them answers as the exact scan does; and a hidden
+//! repository changes no answer, because a caller reads only the lists of
+//! documents it may see, trained on their rows alone.
 
 use crate::fixtures::{World, cairn, current_dir, stderr};
 use cairn_embed::DevicePref;
 use cairn_search::{Engine, EngineOptions, Filters, Mode, SearchRequest};
 
-/// The fixture settings, with graphs on however small the index.
-const WITH_GRAPHS: &str = "max_file_bytes: 20000\nchunk_max_lines: 30\nann_min_rows: 0\n";
+/// The fixture settings, with the approximate index however small the index.
+const WITH_ANN: &str = "max_file_bytes: 20000\nchunk_max_lines: 30\nann_min_rows: 0\n";
 
 const QUERIES: [&str; 6] = [
     "fit the model",
@@ -55,9 +56,9 @@ fn answer(
 }
 
 #[test]
-fn graphs_are_written_deterministically_verified_and_answer_as_the_exact_scan() {
+fn ann_lists_are_written_deterministically_verified_and_answer_as_the_exact_scan() {
     let w = World::new();
-    w.write("config/build.yaml", WITH_GRAPHS);
+    w.write("config/build.yaml", WITH_ANN);
     for out in ["out", "again"] {
         let built = w.build(out, &[]);
         assert!(built.status.success(), "{}", stderr(&built));
@@ -83,21 +84,21 @@ fn graphs_are_written_deterministically_verified_and_answer_as_the_exact_scan() 
     let verified = cairn(&["verify", "--index", out.to_str().expect("utf8")]);
     assert!(verified.status.success(), "{}", stderr(&verified));
 
-    // Through the graphs (forced on this small index) as through the exact scan.
+    // Through the lists (forced on this small index) as through the exact scan.
     let exact = engine(&w, "out");
-    let mut walked = engine(&w, "out");
-    walked.set_exact_below(0);
+    let mut listed_engine = engine(&w, "out");
+    listed_engine.set_exact_below(0);
     for q in QUERIES {
         for mode in [Mode::Vector, Mode::Hybrid] {
             assert_eq!(
                 answer(&exact, q, mode, None),
-                answer(&walked, q, mode, None),
+                answer(&listed_engine, q, mode, None),
                 "{q:?} {mode:?}"
             );
         }
     }
 
-    // A graph that does not match its version is found by verify.
+    // Lists that do not match their version are found by verify.
     let broken = w.path("broken");
     std::fs::create_dir_all(broken.join("versions")).expect("mkdir");
     let copy = broken.join("versions").join(a.file_name().expect("name"));
@@ -126,9 +127,9 @@ fn graphs_are_written_deterministically_verified_and_answer_as_the_exact_scan() 
 }
 
 #[test]
-fn a_hidden_repository_changes_nothing_a_caller_walks() {
+fn a_hidden_repository_changes_nothing_a_caller_reads() {
     let w = World::new();
-    w.write("config/build.yaml", WITH_GRAPHS);
+    w.write("config/build.yaml", WITH_ANN);
     w.write_config("    groups: [team-a]\n");
     assert!(w.build("present", &[]).status.success());
     let built = w.build_without_alpha("absent");
@@ -147,7 +148,7 @@ fn a_hidden_repository_changes_nothing_a_caller_walks() {
             );
         }
     }
-    // A member of team-a walks alpha's graphs too.
+    // A member of team-a reads alpha's lists too.
     let member = answer(
         &present,
         "fit the model",

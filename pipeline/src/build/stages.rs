@@ -421,9 +421,9 @@ impl Assembled {
         self.repos.iter().map(|r| r.record.clone()).collect()
     }
 
-    /// Whether the version gets approximate-search graphs: as many vector
-    /// rows (chunks and subchunks) as `ann_min_rows`.
-    pub(super) fn writes_graphs(&self, plan: &Plan) -> bool {
+    /// Whether the version gets an approximate index: as many vector rows
+    /// (chunks and subchunks) as `ann_min_rows`.
+    pub(super) fn writes_ann(&self, plan: &Plan) -> bool {
         let rows: usize = self
             .drafts
             .iter()
@@ -444,10 +444,11 @@ impl Assembled {
             settings: &'a BuildSettings,
             weights: &'a PathWeights,
             model: &'a ModelInfo,
-            /// Left out when false, so versions without graphs keep their id;
-            /// a version with graphs never shares an id with one without.
-            #[serde(skip_serializing_if = "std::ops::Not::not")]
-            graphs: bool,
+            /// The approximate index's kind ([`cairn_index::ann::KIND`]), left
+            /// out without one, so versions without keep their id; a version
+            /// with one never shares an id with one without or of another kind.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            ann: Option<&'static str>,
         }
         let inputs = Inputs {
             format: FORMAT_VERSION,
@@ -457,7 +458,7 @@ impl Assembled {
             settings: &plan.settings,
             weights: &plan.weights,
             model: &self.model,
-            graphs: self.writes_graphs(plan),
+            ann: self.writes_ann(plan).then_some(cairn_index::ann::KIND),
         };
         let bytes = serde_json::to_vec(&inputs).unwrap_or_default();
         IndexVersion::from_digest(&cairn_index::sha256_hex(&bytes))
@@ -589,9 +590,7 @@ pub(super) fn publish(
         skipped: set.skipped.clone(),
         files: BTreeMap::new(),
     };
-    let sealed = builder
-        .with_graphs(set.writes_graphs(plan))
-        .seal(manifest)?;
+    let sealed = builder.with_ann(set.writes_ann(plan)).seal(manifest)?;
     root.set_current(version)?;
     root.prune(keep)?;
     reporter.finish(&format!("published {version}"));

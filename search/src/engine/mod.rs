@@ -51,7 +51,7 @@ pub struct Engine {
     fusion: rank::FusionShares,
     /// Priors that count 1 (`cairn eval --without-prior`).
     priors_off: Vec<rank::Prior>,
-    /// When and how widely the graphs are walked (`cairn eval --exact-below`).
+    /// When the approximate index is used (`cairn eval --exact-below`).
     vector_search: rank::VectorSearch,
     /// What caller-scoped BM25 statistics read, gathered at open.
     bm25: rank::Bm25Tables,
@@ -183,8 +183,8 @@ impl Engine {
     }
 
     /// Scans vectors exactly only for callers who may search fewer than
-    /// `rows` rows (0: always walk the graphs a version has): an
-    /// evaluation's way to measure the graphs on a small index.
+    /// `rows` rows (0: always use the approximate index a version has): an
+    /// evaluation's way to measure it on a small index.
     pub fn set_exact_below(&mut self, rows: usize) {
         self.vector_search.exact_below = rows;
     }

@@ -189,10 +189,11 @@ impl Engine {
         } else {
             scopes.push((Arc::clone(&allowed), 1.0));
         }
-        // A caller who may search many rows of a version with graphs walks
-        // them (each scope on its own, with its own filter); otherwise every
-        // scope is within `allowed`: score each vector once exactly, rank per scope.
-        let walks = rank::walks_graphs(&self.snap, &allowed, &self.vector_search);
+        // A caller who may search many rows of a version with an approximate
+        // index reads its lists (each scope on its own, with its own filter);
+        // otherwise every scope is within `allowed`: score each vector once
+        // exactly, rank per scope.
+        let walks = rank::uses_ann(&self.snap, &allowed, &self.vector_search);
         let dense = match (&qvec, walks) {
             (Some(q), false) => Some((
                 rank::chunk_cosines(&self.snap, q, &allowed),

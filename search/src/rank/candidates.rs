@@ -6,9 +6,10 @@ use super::fusion::{RankedList, Source};
 use super::query::QueryWords;
 use super::stats::ScopedStats;
 use cairn_index::Snapshot;
-use cairn_index::ann::Graphs;
+use cairn_index::ann::AnnIndex;
 use cairn_index::schema::ChunkSchema;
 use cairn_index::vectors::Vectors;
+pub use cairn_index::vectors::{best_first, dot};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use tantivy::Term;
@@ -168,8 +169,8 @@ pub trait VectorRows {
     fn subchunk_rows(&self) -> &Vectors;
     /// The chunk subchunk `s` belongs to.
     fn chunk_of(&self, s: usize) -> u32;
-    /// The HNSW graphs over both, when there are any.
-    fn graphs(&self) -> Option<&Graphs>;
+    /// The approximate index over both, when there is one.
+    fn ann(&self) -> Option<&AnnIndex>;
 }
 
 impl VectorRows for Snapshot {
@@ -182,7 +183,7 @@ impl VectorRows for Snapshot {
     fn chunk_of(&self, s: usize) -> u32 {
         self.subchunks.get(s).map_or(u32::MAX, |r| r.chunk)
     }
-    fn graphs(&self) -> Option<&Graphs> {
+    fn ann(&self) -> Option<&AnnIndex> {
         self.ann.as_ref()
     }
 }
@@ -218,14 +219,14 @@ pub fn subchunk_cosines(rows: &impl VectorRows, query: &[f32], allowed: &[bool])
 /// best subchunk's, each best first.
 pub type VectorLists = (Vec<(u32, f32)>, Vec<(u32, f32)>);
 
-/// When the vector lists come from the graphs, and how many candidates.
+/// When the vector lists come from the approximate index, and how many candidates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VectorSearch {
     /// Below this many rows (chunks and subchunks) a caller may search, the
     /// lists come from an exact scan of those rows (about 7 ms of one core);
-    /// from it on, from the HNSW graphs when the version has them.
+    /// from it on, from the approximate index when the version has one.
     pub exact_below: usize,
-    /// Graph candidates taken per list entry wanted, before exact re-scoring.
+    /// Approximate candidates taken per list entry wanted, before exact re-scoring.
     pub oversample: usize,
 }
 
@@ -238,10 +239,10 @@ impl Default for VectorSearch {
     }
 }
 
-/// A partition is walked only when the caller's filter keeps at least this
-/// share of its rows (1 / n): a walk visits about `ef / share` nodes to
-/// find `ef` that pass, so a narrower filter scans its rows exactly instead.
-const WALK_MIN_SHARE: usize = 20;
+/// A partition's lists are searched only when the caller's filter keeps at
+/// least this share of its rows (1 / n): a search reads about `k / share`
+/// rows to find `k` that pass, so a narrower filter scans its rows exactly.
+const SEARCH_MIN_SHARE: usize = 20;
 
 /// The vector rows `mask` lets a caller search: its chunks and their subchunks.
 pub fn mask_rows(rows: &impl VectorRows, mask: &[bool]) -> usize {
@@ -253,20 +254,35 @@ pub fn mask_rows(rows: &impl VectorRows, mask: &[bool]) -> usize {
     chunks + subchunks
 }
 
-/// Whether a caller who may search `mask` walks the graphs: the version
-/// has some, and an exact scan would cover at least `exact_below` rows.
-pub fn walks_graphs(rows: &impl VectorRows, mask: &[bool], how: &VectorSearch) -> bool {
-    rows.graphs().is_some() && mask_rows(rows, mask) >= how.exact_below
+/// Whether `mask` allows at least `n` vector rows: [`mask_rows`], stopping
+/// as soon as it knows (a search asks this of every caller; at 100x the
+/// corpus a full count is a pass over 2.8 M rows).
+fn mask_rows_at_least(rows: &impl VectorRows, mask: &[bool], n: usize) -> bool {
+    let chunks = mask.iter().filter(|&&ok| ok).count();
+    if chunks >= n {
+        return true;
+    }
+    let allowed = |c: u32| mask.get(c as usize).copied().unwrap_or(false);
+    (0..rows.subchunk_rows().len())
+        .filter(|&s| allowed(rows.chunk_of(s)))
+        .nth(n - chunks - 1)
+        .is_some()
+}
+
+/// Whether a caller who may search `mask` uses the approximate index: the
+/// version has one, and an exact scan would cover at least `exact_below` rows.
+pub fn uses_ann(rows: &impl VectorRows, mask: &[bool], how: &VectorSearch) -> bool {
+    rows.ann().is_some() && mask_rows_at_least(rows, mask, how.exact_below)
 }
 
 /// The two vector lists of one scope: the `k` chunks nearest `query` by
 /// their own vector and by their best subchunk, among those `mask` allows.
-/// Through the graphs when [`walks_graphs`] says so: only the partitions of
-/// groups the caller may see (`groups`, as [`crate::access`] reads them);
-/// each is walked with the filter applied during the walk when the filter
-/// keeps enough of it, else its kept rows are scanned exactly (as they are
-/// when a walk fails); candidates are re-scored exactly, so scores are the
-/// exact scan's. Without graphs, the exact scan.
+/// Through the approximate index when [`uses_ann`] says so: only the
+/// partitions of groups the caller may see (`groups`, as
+/// [`crate::access`] reads them); each partition's nearest lists are read
+/// with the filter applied to every row when the filter keeps enough of it,
+/// else its kept rows are scanned exactly; candidates are re-scored
+/// exactly, so scores are the exact scan's. Without it, the exact scan.
 pub fn vector_lists(
     rows: &impl VectorRows,
     query: &[f32],
@@ -275,8 +291,8 @@ pub fn vector_lists(
     groups: Option<&[String]>,
     how: &VectorSearch,
 ) -> VectorLists {
-    let graphs = rows.graphs().filter(|_| walks_graphs(rows, mask, how));
-    let Some(graphs) = graphs else {
+    let ann = rows.ann().filter(|_| uses_ann(rows, mask, how));
+    let Some(ann) = ann else {
         return (
             top(&chunk_cosines(rows, query, mask), mask, k),
             top(&subchunk_cosines(rows, query, mask), mask, k),
@@ -293,7 +309,7 @@ pub fn vector_lists(
             .or_insert(f32::NEG_INFINITY);
         *b = b.max(d);
     };
-    for part in graphs
+    for part in ann
         .partitions
         .iter()
         .filter(|p| crate::access::visible_groups(&p.groups, groups))
@@ -305,34 +321,26 @@ pub fn vector_lists(
         // Chunks have about 1.5 subchunks each, and several of a chunk's
         // subchunks may come back: ask for more so k chunks remain.
         let (want, want_sub) = (k * how.oversample, 2 * k * how.oversample);
-        let walked = match kept * WALK_MIN_SHARE >= part.chunk_keys.len() {
-            true => part.chunks.search(query, want, allowed).and_then(|c| {
-                let s = part
-                    .subchunks
-                    .search(query, want_sub, |s| allowed(rows.chunk_of(s as usize)))?;
-                Ok((c, s))
-            }),
-            false => Err("the filter keeps too little of this partition".to_owned()),
-        };
-        match walked {
-            Ok((c, s)) => {
-                chunks.extend(c.into_iter().map(|(c, _)| chunk_score(c)));
-                s.into_iter().for_each(|(s, _)| best_sub(s));
-            }
-            // Few rows kept, or no search slot free: the kept rows, exactly.
-            Err(why) => {
-                tracing::debug!(reason = %why, "partition scanned exactly");
-                chunks.extend(
-                    part.chunk_keys
-                        .iter()
-                        .filter(|&&c| allowed(c))
-                        .map(|&c| chunk_score(c)),
-                );
-                part.subchunk_keys
+        if kept * SEARCH_MIN_SHARE >= part.chunk_keys.len() {
+            // The whole partition allowed: no row needs looking up.
+            let whole = kept == part.chunk_keys.len();
+            let c = part.chunks.search(query, want, |c| whole || allowed(c));
+            let s = part.subchunks.search(query, want_sub, |s| {
+                whole || allowed(rows.chunk_of(s as usize))
+            });
+            chunks.extend(c.into_iter().map(|(c, _)| chunk_score(c)));
+            s.into_iter().for_each(|(s, _)| best_sub(s));
+        } else {
+            chunks.extend(
+                part.chunk_keys
                     .iter()
-                    .filter(|&&s| allowed(rows.chunk_of(s as usize)))
-                    .for_each(|&s| best_sub(s));
-            }
+                    .filter(|&&c| allowed(c))
+                    .map(|&c| chunk_score(c)),
+            );
+            part.subchunk_keys
+                .iter()
+                .filter(|&&s| allowed(rows.chunk_of(s as usize)))
+                .for_each(|&s| best_sub(s));
         }
     }
     (
@@ -352,30 +360,6 @@ pub fn top(scores: &[f32], allowed: &[bool], k: usize) -> Vec<(u32, f32)> {
         .map(|(c, (s, _))| (c as u32, *s))
         .collect();
     best_first(scored, k)
-}
-
-/// `scored` best first (ties to the lower chunk), cut to `k`.
-fn best_first(mut scored: Vec<(u32, f32)>, k: usize) -> Vec<(u32, f32)> {
-    let cmp = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if scored.len() > k {
-        scored.select_nth_unstable_by(k, cmp);
-        scored.truncate(k);
-    }
-    scored.sort_by(cmp);
-    scored
-}
-
-/// Dot product written so the compiler vectorises it (eight independent sums).
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    acc.iter().sum::<f32>() + ra.iter().zip(rb).map(|(x, y)| x * y).sum::<f32>()
 }
 
 #[cfg(test)]
@@ -422,13 +406,5 @@ mod tests {
         assert!(top[0].0 > top[1].0, "{top:?}");
         assert!(bm25_query(&s, "how do I").is_none());
         Ok(())
-    }
-
-    #[test]
-    fn dot_matches_naive() {
-        let a: Vec<f32> = (0..19).map(|i| i as f32 * 0.1).collect();
-        let b: Vec<f32> = (0..19).map(|i| 1.0 - i as f32 * 0.05).collect();
-        let naive: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-        assert!((dot(&a, &b) - naive).abs() < 1e-4);
     }
 }

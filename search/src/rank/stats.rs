@@ -15,6 +15,8 @@ pub struct Bm25Tables {
     chunk_of: Vec<Vec<u32>>,
     /// Per scored field: its length in each chunk (by ordinal).
     lengths: Vec<(Field, Vec<u32>)>,
+    /// Per scored field: its tokens over all chunks.
+    totals: Vec<u64>,
 }
 
 impl Bm25Tables {
@@ -46,7 +48,15 @@ impl Bm25Tables {
             }
             chunk_of.push(ords);
         }
-        Ok(Self { chunk_of, lengths })
+        let totals = lengths
+            .iter()
+            .map(|(_, per_chunk)| per_chunk.iter().map(|n| u64::from(*n)).sum())
+            .collect();
+        Ok(Self {
+            chunk_of,
+            lengths,
+            totals,
+        })
     }
 
     /// The chunk ordinal of a tantivy document.
@@ -70,16 +80,41 @@ pub struct ScopedStats<'a> {
     /// Every chunk is visible: document frequencies come from tantivy's
     /// term dictionary (the same count, without scanning postings).
     all: bool,
+    /// Visible chunks.
+    docs: u64,
+    /// Per scored field (as in `tables.lengths`): its tokens over the
+    /// visible chunks. Counted once here: tantivy asks for them for every
+    /// term of every query, and each count is a pass over all chunks.
+    tokens: Vec<u64>,
 }
 
 impl<'a> ScopedStats<'a> {
     /// Statistics over the chunks `visible` marks.
     pub fn new(snap: &Snapshot, tables: &'a Bm25Tables, visible: &'a [bool]) -> Self {
+        let docs = visible.iter().filter(|v| **v).count() as u64;
+        let all = docs as usize == visible.len();
+        let tokens = match all {
+            true => tables.totals.clone(),
+            false => tables
+                .lengths
+                .iter()
+                .map(|(_, per_chunk)| {
+                    per_chunk
+                        .iter()
+                        .zip(visible)
+                        .filter(|(_, v)| **v)
+                        .map(|(n, _)| u64::from(*n))
+                        .sum()
+                })
+                .collect(),
+        };
         Self {
             searcher: snap.reader.searcher(),
             tables,
             visible,
-            all: visible.iter().all(|v| *v),
+            all,
+            docs,
+            tokens,
         }
     }
 
@@ -90,19 +125,14 @@ impl<'a> ScopedStats<'a> {
 
 impl Bm25StatisticsProvider for ScopedStats<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
-        match self.tables.lengths.iter().find(|(f, _)| *f == field) {
-            Some((_, per_chunk)) => Ok(per_chunk
-                .iter()
-                .zip(self.visible)
-                .filter(|(_, v)| **v)
-                .map(|(n, _)| u64::from(*n))
-                .sum()),
+        match self.tables.lengths.iter().position(|(f, _)| *f == field) {
+            Some(i) => Ok(self.tokens[i]),
             None => self.searcher.total_num_tokens(field),
         }
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        Ok(self.visible.iter().filter(|v| **v).count() as u64)
+        Ok(self.docs)
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
