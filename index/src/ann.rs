@@ -336,12 +336,16 @@ pub fn write(
 
 /// Opens the approximate index in `dir` over `chunks` and `subchunks`
 /// (`None` when the version has none), checking each file holds the rows
-/// its record says and that together they hold every row exactly once.
-/// `probes`: lists each search scans at least.
+/// its record says, that together they hold every row exactly once, and
+/// that each partition's subchunks belong to its chunks (`chunk_of` names
+/// a subchunk's chunk): search reads a partition the caller may see whole
+/// without looking its rows up, so a subchunk of another partition would
+/// show that partition's chunk. `probes`: lists each search scans at least.
 pub fn open(
     dir: &Path,
     chunks: &Vectors,
     subchunks: &Vectors,
+    chunk_of: impl Fn(u32) -> Option<u32>,
     probes: usize,
 ) -> Result<Option<AnnIndex>, AnnError> {
     let path = dir.join(PARTITIONS);
@@ -366,6 +370,16 @@ pub fn open(
             probes,
         )?;
         let (chunk_keys, subchunk_keys) = (c.sorted_keys(), s.sorted_keys());
+        let strays = subchunk_keys
+            .iter()
+            .filter(|&&s| chunk_of(s).is_none_or(|c| chunk_keys.binary_search(&c).is_err()))
+            .count();
+        if strays > 0 {
+            return Err(err(
+                &path,
+                format!("partition {i} holds {strays} subchunks of chunks it does not hold"),
+            ));
+        }
         for (keys, seen) in [
             (&chunk_keys, &mut seen_chunks),
             (&subchunk_keys, &mut seen_subchunks),
@@ -408,7 +422,13 @@ impl Ivf {
         total: usize,
         probes: usize,
     ) -> Result<Self, AnnError> {
-        let file = std::fs::File::open(path).map_err(|e| err(path, e))?;
+        let file = std::fs::File::open(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => err(
+                path,
+                "missing (a version from a cairn before session 18 holds HNSW graphs instead: rebuild it)",
+            ),
+            _ => err(path, e),
+        })?;
         // SAFETY: published index files are never modified or truncated
         // (the format's core promise), so the mapping stays valid.
         #[allow(unsafe_code)]
@@ -432,10 +452,20 @@ impl Ivf {
                 format!("{n} rows of {d} dimensions, expected {rows} of {dim}"),
             ));
         }
-        let codes_at = HEADER + 4 * (lists * dim + lists + 1 + 2 * n);
-        if map.len() != codes_at + n * dim || (n > 0) != (lists > 0) {
-            return Err(err(path, "its size does not match its header"));
-        }
+        // Sizes from the header, checked: a hostile header must not wrap them.
+        let size = || {
+            let words = lists
+                .checked_mul(dim)?
+                .checked_add(lists)?
+                .checked_add(1)?
+                .checked_add(n.checked_mul(2)?)?;
+            let codes_at = words.checked_mul(4)?.checked_add(HEADER)?;
+            Some((codes_at, codes_at.checked_add(n.checked_mul(dim)?)?))
+        };
+        let codes_at = match size() {
+            Some((codes_at, total)) if total == map.len() && (n > 0) == (lists > 0) => codes_at,
+            _ => return Err(err(path, "its size does not match its header")),
+        };
         let centroids = crate::vectors::decode(&map[HEADER..HEADER + 4 * lists * dim]);
         let at = HEADER + 4 * lists * dim;
         let offsets = u32s(&map, at, lists + 1);
@@ -598,7 +628,10 @@ mod tests {
         }
         let cv = vectors(tmp.path(), "c.f32", &rows, dim);
         let sv = vectors(tmp.path(), "s.f32", &subs, dim);
-        let g = open(&a, &cv, &sv, 4).expect("open").expect("lists");
+        let chunk_of = |s: u32| Some(s / 2);
+        let g = open(&a, &cv, &sv, chunk_of, 4)
+            .expect("open")
+            .expect("lists");
         assert_eq!(g.partitions.len(), 2);
         assert_eq!(
             (
@@ -637,8 +670,16 @@ mod tests {
         );
         // Lists over other rows are refused.
         let short = vectors(tmp.path(), "o.f32", &rows[..dim * 10], dim);
-        assert!(open(&a, &short, &sv, 4).is_err());
-        assert!(open(tmp.path(), &cv, &sv, 4).expect("none").is_none());
+        assert!(open(&a, &short, &sv, chunk_of, 4).is_err());
+        // Subchunks said to belong to another partition's chunks are refused.
+        // (chunk 2 is team-a's; every subchunk said to be its).
+        assert!(open(&a, &cv, &sv, |_| Some(2), 4).is_err());
+        assert!(open(&a, &cv, &sv, |_| None, 4).is_err());
+        assert!(
+            open(tmp.path(), &cv, &sv, chunk_of, 4)
+                .expect("none")
+                .is_none()
+        );
     }
 
     /// The reason for lists over a graph: 40 near copies of each of 100

@@ -234,6 +234,7 @@ impl Snapshot {
             path,
             &vectors,
             &subchunk_vectors,
+            |s| subchunks.get(s as usize).map(|r| r.chunk),
             crate::ann::DEFAULT_PROBES,
         )
         .map_err(|e| inconsistent(e.to_string()))?;

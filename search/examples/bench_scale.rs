@@ -389,15 +389,17 @@ fn run(dir: &Path, golden: &Path, mode: &str, how: &VectorSearch, probes: usize)
     let rss_model = peak_rss_mb();
     let chunks = Vectors::open(&dir.join("chunks.f32"), dim)?;
     let subs = Vectors::open(&dir.join("subchunks.f32"), dim)?;
+    let sub_chunk: Vec<u32> = std::fs::read(dir.join("sub_chunk.u32"))?
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let chunk_of = |s: u32| sub_chunk.get(s as usize).copied();
     let ann = match mode {
-        "ann" => ann::open(dir, &chunks, &subs, probes)?,
+        "ann" => ann::open(dir, &chunks, &subs, chunk_of, probes)?,
         _ => None,
     };
     let rows = Rows {
-        sub_chunk: std::fs::read(dir.join("sub_chunk.u32"))?
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect(),
+        sub_chunk,
         chunks,
         subs,
         ann,
