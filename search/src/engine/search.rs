@@ -193,8 +193,8 @@ impl Engine {
         // index reads its lists (each scope on its own, with its own filter);
         // otherwise every scope is within `allowed`: score each vector once
         // exactly, rank per scope.
-        let walks = rank::uses_ann(&self.snap, &allowed, &self.vector_search);
-        let dense = match (&qvec, walks) {
+        let approximate = rank::uses_ann(&self.snap, &allowed, &self.vector_search);
+        let dense = match (&qvec, approximate) {
             (Some(q), false) => Some((
                 rank::chunk_cosines(&self.snap, q, &allowed),
                 rank::subchunk_cosines(&self.snap, q, &allowed),
