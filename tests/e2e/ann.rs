@@ -37,12 +37,23 @@ fn answer(
     mode: Mode,
     groups: Option<Vec<String>>,
 ) -> Vec<(String, u32, u32, u32)> {
+    answer_filtered(e, query, mode, groups, Filters::default())
+}
+
+/// The same, under `filters`, with the most hits a request may ask for.
+fn answer_filtered(
+    e: &Engine,
+    query: &str,
+    mode: Mode,
+    groups: Option<Vec<String>>,
+    filters: Filters,
+) -> Vec<(String, u32, u32, u32)> {
     let r = e
         .search(&SearchRequest {
             query: query.into(),
             rephrasings: Vec::new(),
-            limit: 20,
-            filters: Filters::default(),
+            limit: 50,
+            filters,
             threshold: None,
             mode,
             groups,
@@ -129,11 +140,15 @@ fn ann_lists_are_written_deterministically_verified_and_answer_as_the_exact_scan
 #[test]
 fn a_hidden_repository_changes_nothing_a_caller_reads() {
     let w = World::new();
-    w.write("config/build.yaml", WITH_ANN);
+    // write_config writes the default build.yaml: the lists' settings after it.
     w.write_config("    groups: [team-a]\n");
+    w.write("config/build.yaml", WITH_ANN);
     assert!(w.build("present", &[]).status.success());
     let built = w.build_without_alpha("absent");
     assert!(built.status.success(), "{}", stderr(&built));
+    for out in ["present", "absent"] {
+        assert!(current_dir(&w.path(out)).join("ann.json").exists(), "{out}");
+    }
     let (mut present, mut absent) = (engine(&w, "present"), engine(&w, "absent"));
     present.set_exact_below(0);
     absent.set_exact_below(0);
@@ -156,4 +171,84 @@ fn a_hidden_repository_changes_nothing_a_caller_reads() {
         Some(vec!["team-a".to_owned()]),
     );
     assert!(member.iter().any(|h| h.0.contains("/alpha/")), "{member:?}");
+}
+
+/// Filters a caller sends (another group's repository by name, a doctype, a
+/// toolkit nothing has, a category) read the lists as the exact scan reads
+/// the rows: the same hits and scores for every caller, nothing of alpha
+/// for a caller outside team-a however it is named, and a filter that keeps
+/// few rows scans those rows instead of reading lists that hold none.
+#[test]
+fn filters_and_another_groups_names_answer_through_the_lists_as_exactly() {
+    let w = World::new();
+    w.write_config("    groups: [team-a]\n");
+    w.write("config/build.yaml", WITH_ANN);
+    let built = w.build("out", &[]);
+    assert!(built.status.success(), "{}", stderr(&built));
+    assert!(current_dir(&w.path("out")).join("ann.json").exists());
+    let exact = engine(&w, "out");
+    let mut lists = engine(&w, "out");
+    lists.set_exact_below(0);
+    let strings = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let filters = [
+        Filters {
+            repo: strings(&["alpha"]),
+            ..Filters::default()
+        },
+        Filters {
+            doctype: strings(&["code"]),
+            ..Filters::default()
+        },
+        Filters {
+            toolkit: strings(&["no-such-toolkit"]),
+            ..Filters::default()
+        },
+        Filters {
+            category: strings(&["science", "tools"]),
+            doctype: strings(&["doc", "code"]),
+            ..Filters::default()
+        },
+    ];
+    // A doctype that does not exist is refused, naming the field.
+    let refused = lists
+        .search(&SearchRequest {
+            query: "fit the model".into(),
+            filters: Filters {
+                doctype: strings(&["docs"]),
+                ..Filters::default()
+            },
+            ..SearchRequest::default()
+        })
+        .err()
+        .map(|e| format!("{e:?}"));
+    assert!(
+        refused.as_ref().is_some_and(|e| e.contains("doctype")),
+        "{refused:?}"
+    );
+    let callers = [
+        None,
+        Some(Vec::new()),
+        Some(strings(&["team-a"])),
+        Some(strings(&["team-b"])),
+    ];
+    for f in &filters {
+        for groups in &callers {
+            for q in QUERIES {
+                for mode in [Mode::Vector, Mode::Hybrid] {
+                    let got = answer_filtered(&lists, q, mode, groups.clone(), f.clone());
+                    assert_eq!(
+                        got,
+                        answer_filtered(&exact, q, mode, groups.clone(), f.clone()),
+                        "{q:?} {mode:?} {groups:?} {f:?}"
+                    );
+                    if groups
+                        .as_ref()
+                        .is_some_and(|g| !g.contains(&"team-a".to_owned()))
+                    {
+                        assert!(got.iter().all(|h| !h.0.contains("/alpha/")), "{got:?}");
+                    }
+                }
+            }
+        }
+    }
 }

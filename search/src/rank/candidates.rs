@@ -244,29 +244,27 @@ impl Default for VectorSearch {
 /// rows to find `k` that pass, so a narrower filter scans its rows exactly.
 const SEARCH_MIN_SHARE: usize = 20;
 
-/// The vector rows `mask` lets a caller search: its chunks and their subchunks.
-pub fn mask_rows(rows: &impl VectorRows, mask: &[bool]) -> usize {
-    let allowed = |c: u32| mask.get(c as usize).copied().unwrap_or(false);
-    let chunks = mask.iter().filter(|&&ok| ok).count();
-    let subchunks = (0..rows.subchunk_rows().len())
-        .filter(|&s| allowed(rows.chunk_of(s)))
-        .count();
-    chunks + subchunks
+/// One item per vector row `mask` lets a caller search: its chunks, then
+/// their subchunks.
+fn allowed_rows<'a, R: VectorRows>(rows: &'a R, mask: &'a [bool]) -> impl Iterator<Item = ()> + 'a {
+    let allowed = move |c: u32| mask.get(c as usize).copied().unwrap_or(false);
+    let subchunks = (0..rows.subchunk_rows().len()).filter(move |&s| allowed(rows.chunk_of(s)));
+    mask.iter()
+        .filter(|&&ok| ok)
+        .map(|_| ())
+        .chain(subchunks.map(|_| ()))
 }
 
-/// Whether `mask` allows at least `n` vector rows: [`mask_rows`], stopping
-/// as soon as it knows (a search asks this of every caller; at 100x the
-/// corpus a full count is a pass over 2.8 M rows).
+/// The vector rows `mask` lets a caller search: its chunks and their subchunks.
+pub fn mask_rows(rows: &impl VectorRows, mask: &[bool]) -> usize {
+    allowed_rows(rows, mask).count()
+}
+
+/// Whether `mask` allows at least `n` vector rows, stopping as soon as it
+/// knows (a search asks this of every caller; at 100x the corpus a full
+/// count is a pass over 2.8 M rows).
 fn mask_rows_at_least(rows: &impl VectorRows, mask: &[bool], n: usize) -> bool {
-    let chunks = mask.iter().filter(|&&ok| ok).count();
-    if chunks >= n {
-        return true;
-    }
-    let allowed = |c: u32| mask.get(c as usize).copied().unwrap_or(false);
-    (0..rows.subchunk_rows().len())
-        .filter(|&s| allowed(rows.chunk_of(s)))
-        .nth(n - chunks - 1)
-        .is_some()
+    n == 0 || allowed_rows(rows, mask).nth(n - 1).is_some()
 }
 
 /// Whether a caller who may search `mask` uses the approximate index: the
