@@ -12,7 +12,8 @@ rank of its first relevant hit. Then, over 5 folds of the pooled questions
 the combination with the best sum over files of recall@5 + MRR@10 (the keep
 rule's objective), and scores it on the fifth. The figures printed for the
 fitted fusion are held-out figures only; the default (1,1,1,1) is scored on
-the same questions. Its last line is one JSON object with both.
+the same questions, per file and per question kind. Its last line is one
+JSON object with both.
 """
 import hashlib
 import itertools
@@ -25,8 +26,11 @@ GRID = [0.5, 1.0, 2.0]
 FOLDS = 5
 
 
+KINDS = {}
+
+
 def ranks(binary, index, fusion):
-    """{(file, id): rank or None} for one combination."""
+    """{(file, id): rank or None} for one combination (and each question's kind in KINDS)."""
     out = {}
     for f in FILES:
         res = subprocess.run(
@@ -37,6 +41,7 @@ def ranks(binary, index, fusion):
         for o in report["outcomes"]:
             if o["kind"] != "guard":
                 out[(f, o["id"])] = o["first_relevant"]
+                KINDS[(f, o["id"])] = o["kind"]
     return out
 
 
@@ -86,8 +91,17 @@ def main():
         n, r, m = base[f]
         _, r2, m2 = fitted[f]
         print(f"| {f} | {n} | {r:.3f} / {m:.3f} | {r2:.3f} / {m2:.3f} |")
+    by_kind = {}
+    for f in FILES:
+        for kind in sorted({KINDS[q] for q in keys if q[0] == f}):
+            ks = [q for q in keys if q[0] == f and KINDS[q] == kind]
+            _, b = score(runs[default], ks)
+            _, h = score(held, ks)
+            by_kind.setdefault(f, {})[kind] = [b[f], h[f]]
+            print(f"  {f} {kind}: default {b[f]}  fitted, held out {h[f]}")
     print(f"chosen per fold: {chosen}; on all questions: {whole}")
-    print(json.dumps({"default": base, "held_out": fitted, "folds": chosen, "all": whole}))
+    print(json.dumps({"default": base, "held_out": fitted, "folds": chosen, "all": whole,
+                      "by_kind": by_kind}))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ into 5 fixed folds by a hash of each question's id; each fold is scored by
 a model fitted on the other four. papers.yaml is scored by the model fitted
 on all four files (it is never trained on). Every figure printed for the
 reranker is held out; the search's own order is scored on the same
-questions and candidates. The last line is one JSON object with both.
+questions and candidates, per file and per question kind. The last line is
+one JSON object with both.
 """
 import hashlib
 import json
@@ -127,22 +128,30 @@ def main():
     for name in EXTRA:
         for qid, (kind, cands) in data[name].items():
             model_rank[(name, qid)] = first_relevant(cands, lambda c: (-score(c[2]), c[0]))
-    result = {"searched": {}, "reranked_held_out": {}, "moved": {}}
+    result = {"searched": {}, "reranked_held_out": {}, "moved": {}, "by_kind": {}}
     for name in FILES + EXTRA:
         base, model = [], []
         moved = []
+        kinds = {}
         for qid, (kind, cands) in sorted(data[name].items()):
             b = first_relevant(cands, lambda c: c[0])
             m = model_rank[(name, qid)]
             base.append(b)
             model.append(m)
+            pair = kinds.setdefault(kind, ([], []))
+            pair[0].append(b)
+            pair[1].append(m)
             if b != m:
                 moved.append(f"{qid} {b or '-'}→{m or '-'}")
         result["searched"][name] = scores(base)
         result["reranked_held_out"][name] = scores(model)
         result["moved"][name] = moved
+        result["by_kind"][name] = {
+            k: [len(b), scores(b), scores(m)] for k, (b, m) in sorted(kinds.items())}
         print(f"{name:8} searched {scores(base)}  reranked (held out) {scores(model)}"
               f"  moved {len(moved)}")
+        for k, (n, b, m) in result["by_kind"][name].items():
+            print(f"    {k:8} ({n}) searched {b}  reranked {m}")
         for m in moved:
             print("    " + m)
     print("weights fitted on all four files (standardised features):")
