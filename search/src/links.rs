@@ -23,11 +23,14 @@ fn rendered(path: &str) -> bool {
     .any(|e| lower.ends_with(e))
 }
 
-/// Percent-encodes a repository path for a URL, keeping `/`.
-fn encode_path(path: &str) -> String {
+/// Percent-encodes a path for a URL, keeping `/`: the one encoder of a path
+/// in cairn (GitHub links, the web page's routes, MCP's passage URIs). Only
+/// RFC 3986's unreserved characters, `/` and `@` stay as they are, so `?`,
+/// `#`, `%`, quotes and brackets can never end or change the path.
+pub fn encode_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~/+@".contains(&b) {
+        if b.is_ascii_alphanumeric() || b"-._~/@".contains(&b) {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));
@@ -98,6 +101,15 @@ mod tests {
         assert_eq!(
             blob_link("https://github.com/x/y", "abc", "my dir/a#b.py", s),
             "https://github.com/x/y/blob/abc/my%20dir/a%23b.py#L3-L9"
+        );
+    }
+
+    #[test]
+    fn paths_keep_only_unreserved_characters_and_slashes() {
+        assert_eq!(encode_path("a/b-c_d.e~f@g"), "a/b-c_d.e~f@g");
+        assert_eq!(
+            encode_path("x/?lines=1-1#L2%+ (é)"),
+            "x/%3Flines%3D1-1%23L2%25%2B%20%28%C3%A9%29"
         );
     }
 

@@ -171,23 +171,11 @@ impl CairnMcp {
     }
 }
 
-/// What a doc_id keeps unencoded in a passage URI: unreserved characters
-/// and the `/` between its parts. `?`, `#`, `%` and the rest are encoded, so
-/// a path holding `?lines=1-1` can never be read as a query.
-const URI_PATH: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~')
-    .remove(b'/')
-    .remove(b'@');
-
-/// The passage URI of a whole document, the inverse of [`parse_doc_uri`].
+/// The passage URI of a whole document, the inverse of [`parse_doc_uri`]:
+/// `?`, `#` and `%` in a doc_id are encoded, so a path holding `?lines=1-1`
+/// can never be read as a query.
 fn doc_uri(doc_id: &str) -> String {
-    format!(
-        "{DOC_URI}{}",
-        percent_encoding::utf8_percent_encode(doc_id, URI_PATH)
-    )
+    format!("{DOC_URI}{}", cairn_search::links::encode_path(doc_id))
 }
 
 /// Parses `cairn://doc/{doc_id}?lines=START-END&raw=true&version=V` (each optional).

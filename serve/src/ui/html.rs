@@ -30,31 +30,9 @@ pub fn query_value(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
-/// What a path segment must encode: controls, space and the characters that
-/// end or change a path (`? # %`), or that HTML or a shell would read.
-const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'&')
-    .add(b'\'')
-    .add(b'+')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'[')
-    .add(b'\\')
-    .add(b']')
-    .add(b'^')
-    .add(b'`')
-    .add(b'{')
-    .add(b'|')
-    .add(b'}');
-
 /// A doc_id or prefix as a URL path: each segment percent-encoded, `/` kept.
 pub fn path(s: &str) -> String {
-    percent_encoding::utf8_percent_encode(s, SEGMENT).to_string()
+    cairn_search::links::encode_path(s)
 }
 
 /// A snippet as HTML: escaped, with the search's `**word**` marks as `<mark>`.
