@@ -171,6 +171,9 @@ pub enum SkipReason {
     NoText,
     /// A PDF whose text took longer than the build's limit to extract.
     ExtractTimeout,
+    /// A PDF left unread, or cut off, because its repository's PDFs had
+    /// used the build's time for them (`pdf_repo_seconds`).
+    PdfBudget,
     /// A bibliography entry's link answered with something other than a PDF.
     NotAPdf,
 }
@@ -195,6 +198,7 @@ impl SkipReason {
             SkipReason::Unreadable => "unreadable",
             SkipReason::NoText => "no-text",
             SkipReason::ExtractTimeout => "extract-timeout",
+            SkipReason::PdfBudget => "pdf-budget",
             SkipReason::NotAPdf => "not-a-pdf",
         }
     }

@@ -816,6 +816,13 @@ pub struct BuildSettings {
     /// Seconds one PDF's text may take to extract before the file is skipped.
     #[serde(skip_serializing_if = "is_default_pdf_seconds")]
     pub pdf_seconds: f64,
+    /// Seconds all of one repository's PDFs may take together.
+    #[serde(skip_serializing_if = "is_default_pdf_repo_seconds")]
+    pub pdf_repo_seconds: f64,
+}
+
+fn is_default_pdf_repo_seconds(s: &f64) -> bool {
+    *s == crate::pdf::PdfLimits::default().repo_budget.as_secs_f64()
 }
 
 fn is_default_max_pdf_bytes(n: &u64) -> bool {
@@ -867,8 +874,19 @@ impl Default for BuildSettings {
             ann_min_rows: DEFAULT_ANN_MIN_ROWS,
             max_pdf_bytes: crate::pdf::PdfLimits::default().max_bytes,
             pdf_seconds: crate::pdf::PdfLimits::default().timeout.as_secs_f64(),
+            pdf_repo_seconds: crate::pdf::PdfLimits::default().repo_budget.as_secs_f64(),
         }
     }
+}
+
+/// Seconds as a duration within 1 ms and a day (what `BuildSettings::load` accepts).
+fn seconds(s: f64) -> std::time::Duration {
+    std::time::Duration::try_from_secs_f64(s)
+        .unwrap_or(std::time::Duration::ZERO)
+        .clamp(
+            std::time::Duration::from_millis(1),
+            std::time::Duration::from_secs(86_400),
+        )
 }
 
 impl BuildSettings {
@@ -879,13 +897,9 @@ impl BuildSettings {
             max_file_bytes: self.max_file_bytes,
             pdf: crate::pdf::PdfLimits {
                 max_bytes: self.max_pdf_bytes,
-                // `load` bounds pdf_seconds; settings made in code are clamped the same way.
-                timeout: std::time::Duration::try_from_secs_f64(self.pdf_seconds)
-                    .unwrap_or(std::time::Duration::ZERO)
-                    .clamp(
-                        std::time::Duration::from_millis(1),
-                        std::time::Duration::from_secs(86_400),
-                    ),
+                // `load` bounds both; settings made in code are clamped the same way.
+                timeout: seconds(self.pdf_seconds),
+                repo_budget: seconds(self.pdf_repo_seconds),
                 helper: pdf_helper.map(Path::to_path_buf),
                 ..crate::pdf::PdfLimits::default()
             },
@@ -911,14 +925,20 @@ impl BuildSettings {
                 });
             }
         }
-        if !(s.pdf_seconds.is_finite() && s.pdf_seconds > 0.0 && s.pdf_seconds <= 86_400.0) {
-            return Err(ConfigError::At {
-                path: path.to_owned(),
-                line: 1,
-                column: 1,
-                message: "pdf_seconds must be a number of seconds above 0 and at most 86400"
-                    .to_owned(),
-            });
+        for (name, value) in [
+            ("pdf_seconds", s.pdf_seconds),
+            ("pdf_repo_seconds", s.pdf_repo_seconds),
+        ] {
+            if !(value.is_finite() && value > 0.0 && value <= 86_400.0) {
+                return Err(ConfigError::At {
+                    path: path.to_owned(),
+                    line: 1,
+                    column: 1,
+                    message: format!(
+                        "{name} must be a number of seconds above 0 and at most 86400"
+                    ),
+                });
+            }
         }
         Ok(s)
     }
@@ -938,6 +958,32 @@ mod tests {
             stale < current,
             "a stale copy ranks below the current file: {stale} vs {current}"
         );
+    }
+
+    #[test]
+    fn pdf_time_bounds_are_checked_and_default_ones_leave_the_version_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("build.yaml");
+        for bad in [
+            "pdf_repo_seconds: 0\n",
+            "pdf_repo_seconds: -5\n",
+            "pdf_repo_seconds: .nan\n",
+            "pdf_seconds: 100000\n",
+        ] {
+            std::fs::write(&path, bad).expect("write");
+            let e = BuildSettings::load(&path).expect_err(bad).to_string();
+            let key = bad.split(':').next().unwrap_or_default();
+            assert!(e.contains(key), "{bad}: {e}");
+        }
+        std::fs::write(&path, "pdf_repo_seconds: 30\n").expect("write");
+        let s = BuildSettings::load(&path).expect("load");
+        assert_eq!(
+            s.read_limits(None).pdf.repo_budget,
+            std::time::Duration::from_secs(30)
+        );
+        // The default is left out of what the version hashes.
+        let json = serde_json::to_string(&BuildSettings::default()).expect("json");
+        assert!(!json.contains("pdf_repo_seconds"), "{json}");
     }
 
     #[test]

@@ -57,6 +57,7 @@ pub fn read_commit(
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     let odb = repo.odb()?;
     let mut docs = Vec::new();
+    let mut pdf_time = PdfClock::new(&limits.pdf);
     for Entry { path, oid, mode } in entries {
         let skip = |reason, size| Skipped {
             path: path.clone(),
@@ -86,7 +87,13 @@ pub fn read_commit(
         } else if size > max_bytes {
             Err(SkipReason::TooLarge)
         } else if is_pdf(&path) {
-            classify_pdf(&path, repo.find_blob(oid)?.content(), &limits.pdf)
+            match pdf_time.limits() {
+                Some(bounded) => {
+                    let bytes = repo.find_blob(oid)?;
+                    pdf_time.time(|| classify_pdf(&path, bytes.content(), &bounded))
+                }
+                None => Err(SkipReason::PdfBudget),
+            }
         } else {
             classify(&path, repo.find_blob(oid)?.content())
         };
@@ -97,6 +104,47 @@ pub fn read_commit(
     }
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Ok((docs, skipped))
+}
+
+/// The time one repository's PDFs have taken, against its budget.
+struct PdfClock<'a> {
+    limits: &'a PdfLimits,
+    spent: std::time::Duration,
+}
+
+impl<'a> PdfClock<'a> {
+    fn new(limits: &'a PdfLimits) -> Self {
+        Self {
+            limits,
+            spent: std::time::Duration::ZERO,
+        }
+    }
+
+    /// The limits the next PDF is read under: its timeout cut to what is
+    /// left of the budget; `None` once it is spent.
+    fn limits(&self) -> Option<PdfLimits> {
+        let left = self.limits.repo_budget.saturating_sub(self.spent);
+        (!left.is_zero()).then(|| PdfLimits {
+            timeout: self.limits.timeout.min(left),
+            ..self.limits.clone()
+        })
+    }
+
+    /// Runs one PDF's reading and counts its time; a timeout the budget
+    /// caused (not the file's own limit) is reported as the budget's.
+    fn time(
+        &mut self,
+        read: impl FnOnce() -> Result<SourceDoc, SkipReason>,
+    ) -> Result<SourceDoc, SkipReason> {
+        let cut = self.limits.repo_budget.saturating_sub(self.spent) < self.limits.timeout;
+        let start = std::time::Instant::now();
+        let out = read();
+        self.spent += start.elapsed();
+        match out {
+            Err(SkipReason::ExtractTimeout) if cut => Err(SkipReason::PdfBudget),
+            other => other,
+        }
+    }
 }
 
 /// A file of the commit's tree, before it is read.
@@ -413,6 +461,99 @@ pub fn doctype(path: &str) -> Doctype {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    /// One repository's PDFs share a budget: each is read with what is left
+    /// of it, a timeout it caused is the budget's, and once it is spent the
+    /// rest are skipped unread, while other files are read as ever.
+    #[test]
+    fn a_repositorys_pdfs_share_one_time_budget() {
+        let limits = PdfLimits {
+            timeout: Duration::from_secs(60),
+            repo_budget: Duration::from_secs(100),
+            ..PdfLimits::default()
+        };
+        let mut clock = PdfClock::new(&limits);
+        assert_eq!(
+            clock.limits().map(|l| l.timeout),
+            Some(Duration::from_secs(60))
+        );
+        clock.spent = Duration::from_secs(30);
+        assert_eq!(
+            clock.time(|| Err(SkipReason::ExtractTimeout)).err(),
+            Some(SkipReason::ExtractTimeout),
+            "70 s left: the file's own limit cut it"
+        );
+        clock.spent = Duration::from_secs(50);
+        assert_eq!(
+            clock.limits().map(|l| l.timeout),
+            Some(Duration::from_secs(50))
+        );
+        assert_eq!(
+            clock.time(|| Err(SkipReason::ExtractTimeout)).err(),
+            Some(SkipReason::PdfBudget),
+            "50 s left: the budget cut it"
+        );
+        clock.spent = Duration::from_secs(100);
+        assert!(clock.limits().is_none());
+
+        // Through read_commit: a budget too small for any PDF skips them all
+        // as `pdf-budget`; the text file is read; the default reads them.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = Repository::init(dir.path().join("r")).expect("init");
+        let mut tree = repo.treebuilder(None).expect("builder");
+        for name in ["a.pdf", "b.pdf"] {
+            let pdf = crate::fixtures::pdf(&[&[
+                "A page about microlensing parallax, long enough to hold text:",
+                "the annual parallax of a lens moves the source across the caustic,",
+                "and the light curve shows it as a small asymmetry around the peak.",
+            ]]);
+            let blob = repo.blob(&pdf).expect("blob");
+            tree.insert(name, blob, 0o100644).expect("insert");
+        }
+        let text = repo.blob(b"print('hi')\n").expect("blob");
+        tree.insert("ok.py", text, 0o100644).expect("insert");
+        let tree = repo.find_tree(tree.write().expect("tree")).expect("tree");
+        let sig = git2::Signature::new("T", "t@example.org", &git2::Time::new(1_700_000_000, 0))
+            .expect("sig");
+        let commit = repo
+            .commit(Some("HEAD"), &sig, &sig, "c", &tree, &[])
+            .expect("commit");
+        let yml = dir.path().join("repositories.yml");
+        std::fs::write(
+            &yml,
+            "x:\n  - name: r\n    url: ./r\n    web_url: https://example.org/r\n",
+        )
+        .expect("write");
+        let registry = crate::config::Registry::load(&yml).expect("config");
+        let read = |repo_budget| {
+            let limits = ReadLimits {
+                max_file_bytes: 100_000,
+                pdf: PdfLimits {
+                    repo_budget,
+                    ..PdfLimits::default()
+                },
+            };
+            read_commit(&repo, commit, &registry.repos[0], &limits).expect("read")
+        };
+        let (docs, skipped) = read(Duration::from_nanos(1));
+        assert_eq!(
+            docs.iter().map(|d| d.path.as_str()).collect::<Vec<_>>(),
+            ["ok.py"]
+        );
+        assert_eq!(
+            skipped
+                .iter()
+                .map(|s| (s.path.as_str(), s.reason))
+                .collect::<Vec<_>>(),
+            [
+                ("a.pdf", SkipReason::PdfBudget),
+                ("b.pdf", SkipReason::PdfBudget)
+            ]
+        );
+        let (docs, skipped) = read(PdfLimits::default().repo_budget);
+        assert_eq!(docs.len(), 3, "{skipped:?}");
+    }
 
     /// A file skipped by its path or size is never read: here its object is
     /// cut after the first KiB (the header says the size, the body is gone),

@@ -39,6 +39,11 @@ pub struct PdfLimits {
     pub max_bytes: u64,
     /// Extraction slower than this skips the file.
     pub timeout: Duration,
+    /// All of one repository's PDFs together: once spent, its remaining PDFs
+    /// are skipped unread (`pdf-budget`), and a PDF started near the end
+    /// gets only what is left, so a repository of slow PDFs cannot hold the
+    /// build for `timeout` times their number.
+    pub repo_budget: Duration,
     /// Pages past this are not read.
     pub max_pages: u32,
     /// Text past this is not kept (bytes); the pages after it are dropped.
@@ -60,6 +65,7 @@ impl Default for PdfLimits {
         Self {
             max_bytes: 32 << 20,
             timeout: Duration::from_secs(60),
+            repo_budget: Duration::from_secs(600),
             max_pages: 2000,
             max_text_bytes: 8 << 20,
             max_inflated_bytes: 256 << 20,
