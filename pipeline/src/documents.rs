@@ -57,7 +57,7 @@ pub fn read_commit(
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     let odb = repo.odb()?;
     let mut docs = Vec::new();
-    let mut pdf_time = PdfClock::new(&limits.pdf);
+    let mut pdf_time = PdfClock::new(limits.pdf.clone());
     for Entry { path, oid, mode } in entries {
         let skip = |reason, size| Skipped {
             path: path.clone(),
@@ -87,13 +87,7 @@ pub fn read_commit(
         } else if size > max_bytes {
             Err(SkipReason::TooLarge)
         } else if is_pdf(&path) {
-            match pdf_time.limits() {
-                Some(bounded) => {
-                    let bytes = repo.find_blob(oid)?;
-                    pdf_time.time(|| classify_pdf(&path, bytes.content(), &bounded))
-                }
-                None => Err(SkipReason::PdfBudget),
-            }
+            pdf_time.read(&path, repo.find_blob(oid)?.content())
         } else {
             classify(&path, repo.find_blob(oid)?.content())
         };
@@ -106,18 +100,35 @@ pub fn read_commit(
     Ok((docs, skipped))
 }
 
-/// The time one repository's PDFs have taken, against its budget.
-struct PdfClock<'a> {
-    limits: &'a PdfLimits,
+/// The time one repository's PDFs (or all of a config's articles) have
+/// taken, against `PdfLimits::repo_budget`.
+pub(crate) struct PdfClock {
+    limits: PdfLimits,
     spent: std::time::Duration,
 }
 
-impl<'a> PdfClock<'a> {
-    fn new(limits: &'a PdfLimits) -> Self {
+impl PdfClock {
+    /// A clock with nothing spent.
+    pub(crate) fn new(limits: PdfLimits) -> Self {
         Self {
             limits,
             spent: std::time::Duration::ZERO,
         }
+    }
+
+    /// The size above which a PDF is skipped unread (bytes).
+    pub(crate) fn max_bytes(&self) -> u64 {
+        self.limits.max_bytes
+    }
+
+    /// One PDF's document: the checks that read nothing first, then its
+    /// text, read with at most what is left of the budget.
+    pub(crate) fn read(&mut self, path: &str, bytes: &[u8]) -> Result<SourceDoc, SkipReason> {
+        not_a_pdf_to_read(bytes)?;
+        let Some(bounded) = self.limits() else {
+            return Err(SkipReason::PdfBudget);
+        };
+        self.time(|| classify_pdf(path, bytes, &bounded))
     }
 
     /// The limits the next PDF is read under: its timeout cut to what is
@@ -201,14 +212,20 @@ pub fn is_pdf(path: &str) -> bool {
     extension(path) == "pdf"
 }
 
-/// The document of a PDF: its extracted text, with the PDF's sha256, size and pages.
-pub fn classify_pdf(path: &str, bytes: &[u8], limits: &PdfLimits) -> Result<SourceDoc, SkipReason> {
+/// Why a PDF's bytes are not worth reading at all: empty, or a git-LFS pointer.
+fn not_a_pdf_to_read(bytes: &[u8]) -> Result<(), SkipReason> {
     if bytes.is_empty() {
         return Err(SkipReason::Empty);
     }
     if bytes.starts_with(b"version https://git-lfs.github.com/spec/") {
         return Err(SkipReason::LfsPointer);
     }
+    Ok(())
+}
+
+/// The document of a PDF: its extracted text, with the PDF's sha256, size and pages.
+fn classify_pdf(path: &str, bytes: &[u8], limits: &PdfLimits) -> Result<SourceDoc, SkipReason> {
+    not_a_pdf_to_read(bytes)?;
     let extracted = crate::pdf::extract(bytes, limits)?;
     Ok(SourceDoc {
         path: path.to_owned(),
@@ -473,7 +490,7 @@ mod tests {
             repo_budget: Duration::from_secs(100),
             ..PdfLimits::default()
         };
-        let mut clock = PdfClock::new(&limits);
+        let mut clock = PdfClock::new(limits);
         assert_eq!(
             clock.limits().map(|l| l.timeout),
             Some(Duration::from_secs(60))
@@ -497,11 +514,14 @@ mod tests {
         clock.spent = Duration::from_secs(100);
         assert!(clock.limits().is_none());
 
-        // Through read_commit: a budget too small for any PDF skips them all
-        // as `pdf-budget`; the text file is read; the default reads them.
+        // Through read_commit: a spent budget skips every PDF as
+        // `pdf-budget` (an empty one still as `empty`); the text file is
+        // read; the default budget reads them all.
         let dir = tempfile::tempdir().expect("tempdir");
         let repo = Repository::init(dir.path().join("r")).expect("init");
         let mut tree = repo.treebuilder(None).expect("builder");
+        let empty = repo.blob(b"").expect("blob");
+        tree.insert("0.pdf", empty, 0o100644).expect("insert");
         for name in ["a.pdf", "b.pdf"] {
             let pdf = crate::fixtures::pdf(&[&[
                 "A page about microlensing parallax, long enough to hold text:",
@@ -536,7 +556,7 @@ mod tests {
             };
             read_commit(&repo, commit, &registry.repos[0], &limits).expect("read")
         };
-        let (docs, skipped) = read(Duration::from_nanos(1));
+        let (docs, skipped) = read(Duration::ZERO);
         assert_eq!(
             docs.iter().map(|d| d.path.as_str()).collect::<Vec<_>>(),
             ["ok.py"]
@@ -547,12 +567,14 @@ mod tests {
                 .map(|s| (s.path.as_str(), s.reason))
                 .collect::<Vec<_>>(),
             [
+                ("0.pdf", SkipReason::Empty),
                 ("a.pdf", SkipReason::PdfBudget),
                 ("b.pdf", SkipReason::PdfBudget)
             ]
         );
         let (docs, skipped) = read(PdfLimits::default().repo_budget);
         assert_eq!(docs.len(), 3, "{skipped:?}");
+        assert_eq!(skipped.len(), 1, "{skipped:?}");
     }
 
     /// A file skipped by its path or size is never read: here its object is

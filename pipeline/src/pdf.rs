@@ -197,7 +197,12 @@ fn in_child(helper: &Path, bytes: &[u8], limits: &PdfLimits) -> Result<Vec<Strin
         // file is read here rather than every PDF skipped in silence.
         Err(_) if status.code().is_some_and(|c| c != 0) && out.is_empty() => {
             tracing::warn!(helper = %helper.display(), %status, "the PDF helper did not run; reading the PDF in this process");
-            in_thread(bytes, limits)
+            // With what is left of this file's time, not a fresh deadline.
+            let left = PdfLimits {
+                timeout: limits.timeout.saturating_sub(started.elapsed()),
+                ..limits.clone()
+            };
+            in_thread(bytes, &left)
         }
         // Killed by its memory cap, a stack overflow or a signal.
         Err(_) => Err(SkipReason::Unreadable),

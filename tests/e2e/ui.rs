@@ -109,6 +109,39 @@ async fn markup_in_every_field_is_text() {
     assert!(body.contains("lines: lines must be START-END"), "{body}");
 }
 
+/// A file name holding `+` (or `%`-encoded in its link) reaches its page
+/// and its folder's listing: actix leaves `%2B` encoded, the page decodes it
+/// once, and a doubly encoded name is still refused, never decoded twice.
+#[actix_web::test]
+async fn names_with_plus_signs_reach_their_pages() {
+    let s = crate::http::served_with(
+        None,
+        vec![(
+            "src/c++/x+y.py",
+            b"def plus_one(x):\n    return x + 1\n".to_vec(),
+        )],
+        |_| {},
+    );
+    let app = test::init_service(app(s.state.clone())).await;
+    let reader = Some(s.reader.as_str());
+    let (status, _, body) = page!(
+        app,
+        "/doc/science/alpha/src/c%2B%2B/x%2By.py?lines=1-2",
+        reader
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.contains("plus_one"), "{body}");
+    let (status, _, body) = page!(app, "/browse/science/alpha/src/c%2B%2B/", reader);
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(
+        body.contains("href=\"/doc/science/alpha/src/c%2B%2B/x%2By.py"),
+        "the listing links the file encoded: {body}"
+    );
+    let (status, _, body) = page!(app, "/doc/science/alpha/src/c%252B%252B/x%252By.py", reader);
+    assert!(status.is_client_error(), "{status}: {body}");
+    assert!(!body.contains("plus_one"), "{body}");
+}
+
 #[actix_web::test]
 async fn browsers_get_pages_and_api_clients_problem_json() {
     let s = served(None, |_| {});

@@ -5,6 +5,7 @@
 use super::embed::Embedded;
 use super::*;
 use crate::chunk::cites::Bibliography;
+use crate::documents::PdfClock;
 
 pub(super) struct RepoDocs {
     pub(super) cfg: RepoConfig,
@@ -21,6 +22,9 @@ pub(super) fn sync_all(
 ) -> Result<Vec<RepoDocs>, BuildError> {
     reporter.stage("syncing repositories", Some(configs.len() as u64));
     let mut out = Vec::new();
+    // All articles share one repository's PDF time (`pdf_repo_seconds`):
+    // a bibliography of many slow PDFs holds the build no longer than a repository.
+    let mut articles_clock = PdfClock::new(settings.read_limits(opts.pdf_helper.as_deref()).pdf);
     for &cfg in configs {
         let mut record = RepoRecord {
             name: cfg.name.clone(),
@@ -39,7 +43,14 @@ pub(super) fn sync_all(
             article: cfg.article.is_some(),
         };
         if let Some(spec) = &cfg.article {
-            out.push(article_docs(cfg, spec, record, opts, settings, reporter)?);
+            out.push(article_docs(
+                cfg,
+                spec,
+                record,
+                opts,
+                &mut articles_clock,
+                reporter,
+            )?);
             reporter.advance(1);
             continue;
         }
@@ -134,10 +145,10 @@ fn article_docs(
     spec: &crate::articles::ArticleSpec,
     mut record: RepoRecord,
     opts: &BuildOptions,
-    settings: &BuildSettings,
+    clock: &mut PdfClock,
     reporter: &dyn Reporter,
 ) -> Result<RepoDocs, BuildError> {
-    let limits = settings.read_limits(opts.pdf_helper.as_deref()).pdf;
+    let max_bytes = clock.max_bytes();
     record.url = crate::articles::public_url(spec);
     if matches!(spec.source, crate::articles::ArticleSource::File(_)) {
         // A local path is where this machine keeps it, not an address to cite.
@@ -155,7 +166,7 @@ fn article_docs(
         spec,
         &opts.cache,
         &opts.arxiv_url,
-        limits.max_bytes,
+        max_bytes,
         Retry::default(),
         retrying,
     );
@@ -206,7 +217,7 @@ fn article_docs(
     };
     let mut docs = Vec::new();
     if let Some(bytes) = bytes {
-        match crate::documents::classify_pdf(&spec.file_name, &bytes, &limits) {
+        match clock.read(&spec.file_name, &bytes) {
             Ok(d) if DocId::new(&cfg.category, &cfg.name, &d.path).is_ok() => docs.push(d),
             Ok(_) => {}
             Err(reason) => {

@@ -278,8 +278,18 @@ fn parse_context(
     }
 }
 
+/// A path parameter as the doc_id, prefix or name its link encoded
+/// (`ui::html::path`): actix decodes every escape but `%2B`, `%25` and `%2F`,
+/// which are decoded here, once, so `c++/a+b.py` reaches its page.
+fn path_param(req: &HttpRequest, name: &str) -> String {
+    let raw = req.match_info().get(name).unwrap_or("");
+    percent_encoding::percent_decode_str(raw)
+        .decode_utf8()
+        .map_or_else(|_| raw.to_owned(), |s| s.into_owned())
+}
+
 async fn doc(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    let doc_id = req.match_info().get("doc_id").unwrap_or("").to_owned();
+    let doc_id = path_param(&req, "doc_id");
     let q = query(&req);
     let (a, b) = parse_lines("lines", q.get("lines").map_or("1-40", String::as_str))?;
     let (before, after) = (parse_context(&q, "before")?, parse_context(&q, "after")?);
@@ -320,7 +330,7 @@ async fn doc(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpRespons
 
 /// The definitions of a name (where a clicked identifier leads).
 async fn def(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    let name = req.match_info().get("name").unwrap_or("").to_owned();
+    let name = path_param(&req, "name");
     let args = DefinitionsArgs {
         name: name.clone(),
         filters: cairn_search::Filters::default(),
@@ -345,12 +355,7 @@ async fn def(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpRespons
 }
 
 async fn browse(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
-    let prefix = req
-        .match_info()
-        .get("prefix")
-        .unwrap_or("")
-        .trim_matches('/')
-        .to_owned();
+    let prefix = path_param(&req, "prefix").trim_matches('/').to_owned();
     let args = TreeArgs {
         prefix: Some(prefix.clone()),
         depth: Some(1),
