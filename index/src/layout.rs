@@ -48,6 +48,14 @@ pub enum LayoutError {
         /// The parse error.
         source: serde_json::Error,
     },
+    /// manifest.json parses but holds a value no build writes.
+    #[error("{path}: invalid manifest: {reason}")]
+    ManifestValue {
+        /// The manifest file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
     /// The index was written by a newer cairn.
     #[error(
         "index format {found} is newer than this cairn reads (up to {supported}); upgrade cairn, or rebuild the index with this version"
@@ -151,8 +159,24 @@ pub fn parse_manifest(bytes: &[u8], path: &Path) -> Result<Manifest, LayoutError
     };
     let head: Head = serde_json::from_slice(bytes).map_err(manifest_error)?;
     check_format(head.format_version)?;
-    serde_json::from_slice(bytes).map_err(manifest_error)
+    let manifest: Manifest = serde_json::from_slice(bytes).map_err(manifest_error)?;
+    // Every size read from the vector files is a product with the dimension:
+    // one no model has would overflow it (and a pack can say anything).
+    if !(1..=MAX_DIM).contains(&manifest.model.dim) {
+        return Err(LayoutError::ManifestValue {
+            path: path.to_owned(),
+            reason: format!(
+                "model.dim is {}; it must be from 1 to {MAX_DIM}",
+                manifest.model.dim
+            ),
+        });
+    }
+    Ok(manifest)
 }
+
+/// The largest embedding dimension a version may declare (MiniLM's is 384;
+/// the largest embedders' are a few thousand).
+pub const MAX_DIM: usize = 16_384;
 
 /// Refuses formats this build cannot read.
 pub fn check_format(found: u32) -> Result<(), LayoutError> {

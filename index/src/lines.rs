@@ -71,8 +71,60 @@ impl LineIndex {
     }
 }
 
+/// Counts the lines of a text fed piece by piece, as [`LineIndex::new`]
+/// counts them whole: a text is checked without being held whole.
+#[derive(Debug, Default)]
+pub struct LineCounter {
+    newlines: u64,
+    len: u64,
+    ends_in_newline: bool,
+}
+
+impl LineCounter {
+    /// Counts the next piece.
+    pub fn feed(&mut self, piece: &[u8]) {
+        if let Some(last) = piece.last() {
+            self.newlines += piece.iter().filter(|b| **b == b'\n').count() as u64;
+            self.len += piece.len() as u64;
+            self.ends_in_newline = *last == b'\n';
+        }
+    }
+
+    /// Lines so far: a last newline ends the last line rather than starting one.
+    pub fn line_count(&self) -> u32 {
+        if self.len == 0 {
+            return 0;
+        }
+        let lines = self.newlines - u64::from(self.ends_in_newline) + 1;
+        u32::try_from(lines).unwrap_or(u32::MAX)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn counting_piece_by_piece_agrees_with_the_index() {
+        for text in [
+            "",
+            "a",
+            "a\n",
+            "\n",
+            "\n\n",
+            "a\nb",
+            "a\r\nb\r\n",
+            "x\n\ny\n\n",
+        ] {
+            let whole = super::LineIndex::new(text.as_bytes()).line_count();
+            for cut in 0..=text.len() {
+                let mut c = super::LineCounter::default();
+                c.feed(&text.as_bytes()[..cut]);
+                c.feed(&[]);
+                c.feed(&text.as_bytes()[cut..]);
+                assert_eq!(c.line_count(), whole, "{text:?} cut at {cut}");
+            }
+        }
+    }
+
     use super::*;
     use proptest::prelude::*;
 

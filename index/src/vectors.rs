@@ -41,7 +41,8 @@ impl Vectors {
         // (the format's core promise), so the mapping stays valid.
         #[allow(unsafe_code)]
         let map = unsafe { Mmap::map(&file)? };
-        if dim == 0 || map.len() % (dim * 4) != 0 {
+        let row_bytes = dim.checked_mul(4).filter(|b| *b > 0);
+        if row_bytes.is_none_or(|b| map.len() % b != 0) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!(

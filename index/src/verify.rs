@@ -2,11 +2,26 @@
 
 use crate::layout::{LayoutError, VersionDir, checksum_tree, files};
 use crate::{
-    ChunkRecord, DocRecord, IndexRoot, IndexVersion, LineIndex, SubchunkRecord, sha256_hex,
+    ChunkRecord, DocRecord, IndexRoot, IndexVersion, SubchunkRecord, lines::LineCounter,
+    sha256_reader,
 };
 use serde::Serialize;
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
+
+/// Passes a document's bytes on to its hash, counting its lines on the way.
+struct CountLines<'a, R> {
+    inner: R,
+    lines: &'a mut LineCounter,
+}
+
+impl<R: Read> Read for CountLines<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.lines.feed(&buf[..n]);
+        Ok(n)
+    }
+}
 
 /// What verification found.
 #[derive(Debug, Default, Serialize)]
@@ -90,7 +105,6 @@ pub fn verify_version(
             return Ok(report);
         }
     };
-    let mut bytes = Vec::new();
     for doc in &docs {
         report.docs_checked += 1;
         let inside = doc
@@ -104,19 +118,27 @@ pub fn verify_version(
             ));
             continue;
         }
-        bytes.resize(doc.size as usize, 0);
+        // Read in pieces, never whole: a document's size is the pack's word.
+        let mut lines = LineCounter::default();
         let read = content
             .seek(SeekFrom::Start(doc.content_offset))
-            .and_then(|_| content.read_exact(&mut bytes));
-        if let Err(e) = read {
-            problems.push(format!("{}: {e}", files::CONTENT));
-            return Ok(report);
-        }
-        let bytes = &bytes[..];
-        if sha256_hex(bytes) != doc.sha256 {
+            .and_then(|_| {
+                sha256_reader(CountLines {
+                    inner: (&mut content).take(doc.size),
+                    lines: &mut lines,
+                })
+            });
+        let (sha256, len) = match read {
+            Ok(r) => r,
+            Err(e) => {
+                problems.push(format!("{}: {e}", files::CONTENT));
+                return Ok(report);
+            }
+        };
+        if len != doc.size || sha256 != doc.sha256 {
             problems.push(format!("{}: content does not match its sha256", doc.doc_id));
         }
-        if LineIndex::new(bytes).line_count() != doc.line_count {
+        if lines.line_count() != doc.line_count {
             problems.push(format!(
                 "{}: line count does not match its content",
                 doc.doc_id
@@ -181,7 +203,10 @@ pub fn verify_version(
         (files::VECTORS, chunks.len(), "chunks"),
         (files::SUBCHUNK_VECTORS, subchunks.len(), "subchunks"),
     ] {
-        let want = (rows * manifest.model.dim * 4) as u64;
+        let want = rows
+            .checked_mul(manifest.model.dim)
+            .and_then(|n| n.checked_mul(4))
+            .map_or(u64::MAX, |n| n as u64);
         match fs::metadata(dir.file(file)) {
             Ok(m) if m.len() != want => problems.push(format!(
                 "{file}: {} bytes, expected {want} ({rows} {what} × dim {})",

@@ -409,6 +409,24 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Session 19: under `--public-read`, `/metrics` wants a token however its
+/// path is spelled: the router decodes `/%6detrics` to `/metrics`, and so
+/// does the access check now (before, it compared the raw URI and answered 200).
+#[actix_web::test]
+async fn metrics_want_a_token_however_the_path_is_spelled() {
+    let s = served(None, |o| o.public_read = true);
+    let app = atest::init_service(cairn_serve::server::app(s.state.clone())).await;
+    for uri in ["/metrics", "/%6detrics", "/%6D%65trics"] {
+        let res = atest::call_service(&app, atest::TestRequest::get().uri(uri).to_request()).await;
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "{uri}");
+    }
+    // Anonymous reads still answer, spelled either way.
+    for uri in ["/version", "/%76ersion"] {
+        let res = atest::call_service(&app, atest::TestRequest::get().uri(uri).to_request()).await;
+        assert_eq!(res.status(), StatusCode::OK, "{uri}");
+    }
+}
+
 /// Finding 6: `/metrics` wants a token, and a question asked by one group
 /// leaves no trace in another group's cache.
 #[actix_web::test]

@@ -108,3 +108,24 @@ fn verify_refuses_a_newer_or_an_unreadable_older_format() {
     assert_ne!(o.status.code(), Some(0));
     assert!(stderr(&o).contains("rebuild"), "{}", stderr(&o));
 }
+
+/// A manifest (or a pack's) naming a dimension no model has is refused with
+/// its field named: every vector size is a product with it, and 2^62 would
+/// overflow them (before: a panic on the server's watcher thread, or a
+/// version adopted whose every vector search panicked).
+#[test]
+fn verify_refuses_a_dimension_no_model_has() {
+    let w = World::new();
+    assert!(w.build("out", &[]).status.success());
+    let manifest = current_dir(&w.path("out")).join("manifest.json");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    let at = text.find("\"dim\": ").expect("dim") + "\"dim\": ".len();
+    let end = at + text[at..].find(|c: char| !c.is_ascii_digit()).expect("end");
+    for dim in ["0", "4611686018427387904", "4611686018427387905", "100000"] {
+        std::fs::write(&manifest, format!("{}{dim}{}", &text[..at], &text[end..])).expect("write");
+        let o = cairn(&["verify", "--index", w.path("out").to_str().expect("utf8")]);
+        assert_ne!(o.status.code(), Some(0), "{dim}");
+        assert_ne!(o.status.code(), Some(101), "{dim}: no panic");
+        assert!(stderr(&o).contains("model.dim"), "{dim}: {}", stderr(&o));
+    }
+}

@@ -313,6 +313,39 @@ async fn a_token_signs_in_once_and_the_cookie_holds_only_a_session() {
         set.contains("Max-Age=0") || set.contains("expires"),
         "{set}"
     );
+    // Signing in again ends the session the browser held (session 19: it
+    // stayed valid for its whole lifetime beside the new one).
+    let cookie_of = |headers: &actix_web::http::header::HeaderMap| {
+        headers
+            .get("set-cookie")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .unwrap_or("")
+            .to_owned()
+    };
+    let first = cookie_of(test::call_service(&app, login(&s.reader)).await.headers());
+    let again = test::TestRequest::post()
+        .uri("/login")
+        .insert_header(("content-type", "application/x-www-form-urlencoded"))
+        .insert_header(("cookie", first.clone()))
+        .set_payload(format!("token={}", s.reader))
+        .to_request();
+    let second = cookie_of(test::call_service(&app, again).await.headers());
+    assert!(!second.is_empty() && second != first, "{first} / {second}");
+    let signed_in = |cookie: String| {
+        let app = &app;
+        async move {
+            let req = test::TestRequest::get()
+                .uri("/login")
+                .insert_header(("cookie", cookie))
+                .insert_header(("Accept", "text/html"))
+                .to_request();
+            let body = test::read_body(test::call_service(app, req).await).await;
+            String::from_utf8_lossy(&body).contains("Signed in as")
+        }
+    };
+    assert!(!signed_in(first).await, "the first session is closed");
+    assert!(signed_in(second).await, "the new one holds");
 }
 
 #[actix_web::test]

@@ -92,7 +92,8 @@ impl Engine {
             .map(|c| self.parse_cursor(c))
             .transpose()?
             .unwrap_or(Cursor { rank: 0, line: 0 });
-        let mut read = access::allowed_docs(&self.snap, &req.filters, req.groups.as_deref());
+        let allowed = access::allowed_docs(&self.snap, &req.filters, req.groups.as_deref());
+        let mut read = allowed.clone();
         if let Some(candidates) = self
             .snap
             .trigrams
@@ -117,8 +118,11 @@ impl Engine {
             index_version: self.snap.version.to_string(),
         };
         let mut bytes = 0usize;
-        let order = self.by_doc_id();
-        for (rank, &doc) in order.iter().enumerate().skip(start.rank) {
+        // A cursor's rank counts only the documents this caller and these
+        // filters allow: counting all of them would tell how many hidden
+        // documents sort between two visible ones.
+        let order = self.by_doc_id().iter().filter(|d| allowed[**d as usize]);
+        for (rank, &doc) in order.enumerate().skip(start.rank) {
             let d = &self.snap.docs[doc as usize];
             if !read[doc as usize] || glob.as_ref().is_some_and(|g| !g.is_match(&d.path)) {
                 continue;

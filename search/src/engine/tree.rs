@@ -30,7 +30,8 @@ impl Engine {
                 continue;
             }
             let parts: Vec<&str> = id.split('/').collect();
-            for level in base + 1..parts.len().min(base + depth.max(1)) + 1 {
+            // A request's depth may be any number: saturating, never wrapping.
+            for level in base + 1..parts.len().min(base.saturating_add(depth.max(1))) + 1 {
                 if level < parts.len() {
                     *folders.entry(parts[..level].join("/")).or_insert(0) += 1;
                 } else {

@@ -544,13 +544,16 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
             "this Origin is not allowed; the operator must add it to the allowed origins",
         ));
     }
+    // Every decision below is made on the path the router matches: decoded
+    // (`/%6detrics` is `/metrics`), not the raw URI a client chose.
+    let path = req.match_info().as_str();
     // Pages answer anonymous visitors (who see documents without groups).
     let pages = req.app_data::<Pages>().copied();
-    let page = pages.is_some_and(|p| (p.is_page)(req.path()));
-    let public = is_public(req.path()) || page;
+    let page = pages.is_some_and(|p| (p.is_page)(path));
+    let public = is_public(path) || page;
     // `--public-read`: the API and MCP answer callers without credentials as
     // anonymous too (`/metrics` still wants a token).
-    let read_openly = state.opts.public_read && !public && req.path() != "/metrics";
+    let read_openly = state.opts.public_read && !public && path != "/metrics";
     let presented = req
         .headers()
         .get(header::AUTHORIZATION)
@@ -629,7 +632,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     // Pages count against the visitor's budget like API calls: an anonymous
     // visitor's budget is its address's (assets are free), and all anonymous
     // visitors together also draw from one budget, limited by default.
-    let counted_page = page && !pages.is_some_and(|p| (p.is_asset)(req.path()));
+    let counted_page = page && !pages.is_some_and(|p| (p.is_asset)(path));
     // Anonymous API and MCP calls (`--public-read`) draw from the same
     // budgets as anonymous page views.
     let counted = counted_page || (anonymous && read_openly);
@@ -671,7 +674,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     // must not keep token holders from signing in.
     if anonymous
         && counted
-        && !matches!(req.path(), "/login" | "/logout")
+        && !matches!(path, "/login" | "/logout")
         && let Some(shared) = &state.anonymous
         && let Err(wait) = shared.take("anonymous", now)
     {

@@ -456,6 +456,11 @@ async fn login(state: web::Data<AppState>, req: HttpRequest, body: web::Bytes) -
     if state.auth.caller_of_digest(&digest).is_none() {
         return refuse("That token is not valid (wrong, revoked or expired).");
     }
+    // Signing in again ends the session the browser held: one cookie, one
+    // live session (no older identity left valid for its lifetime).
+    if let Some(old) = session_cookie(&req) {
+        state.sessions.close(&old);
+    }
     let id = state.sessions.open(digest);
     let secure = req.connection_info().scheme() == "https"
         || state
