@@ -480,6 +480,15 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    /// Commits the tree `tree` builds as HEAD, at a fixed time.
+    fn commit_tree(repo: &Repository, tree: git2::TreeBuilder<'_>) -> Oid {
+        let tree = repo.find_tree(tree.write().expect("tree")).expect("tree");
+        let sig = git2::Signature::new("T", "t@example.org", &git2::Time::new(1_700_000_000, 0))
+            .expect("sig");
+        repo.commit(Some("HEAD"), &sig, &sig, "c", &tree, &[])
+            .expect("commit")
+    }
+
     /// One repository's PDFs share a budget: each is read with what is left
     /// of it, a timeout it caused is the budget's, and once it is spent the
     /// rest are skipped unread, while other files are read as ever.
@@ -533,12 +542,7 @@ mod tests {
         }
         let text = repo.blob(b"print('hi')\n").expect("blob");
         tree.insert("ok.py", text, 0o100644).expect("insert");
-        let tree = repo.find_tree(tree.write().expect("tree")).expect("tree");
-        let sig = git2::Signature::new("T", "t@example.org", &git2::Time::new(1_700_000_000, 0))
-            .expect("sig");
-        let commit = repo
-            .commit(Some("HEAD"), &sig, &sig, "c", &tree, &[])
-            .expect("commit");
+        let commit = commit_tree(&repo, tree);
         let yml = dir.path().join("repositories.yml");
         std::fs::write(
             &yml,
@@ -598,12 +602,7 @@ mod tests {
         tree.insert("huge.py", big, 0o100644).expect("insert");
         tree.insert("big.py", big, 0o100644).expect("insert");
         tree.insert("ok.py", small, 0o100644).expect("insert");
-        let tree = repo.find_tree(tree.write().expect("tree")).expect("tree");
-        let sig = git2::Signature::new("T", "t@example.org", &git2::Time::new(1_700_000_000, 0))
-            .expect("sig");
-        let commit = repo
-            .commit(Some("HEAD"), &sig, &sig, "c", &tree, &[])
-            .expect("commit");
+        let commit = commit_tree(&repo, tree);
         let hex = big.to_string();
         let object = dir
             .path()

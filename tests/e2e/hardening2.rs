@@ -505,6 +505,12 @@ fn behind_a_trusted_proxy_each_visitor_has_a_budget() {
         200,
         "another visitor has their own"
     );
+    // An IPv6 visitor is its /64: rotating addresses inside it is no new budget.
+    for a in ["2001:db8::1", "2001:db8::2", "2001:db8::ffff:3"] {
+        assert_eq!(page(&server, Some(a)), 200, "{a}");
+    }
+    assert_eq!(page(&server, Some("2001:db8::4")), 429, "the same /64");
+    assert_eq!(page(&server, Some("2001:db8:0:1::1")), 200, "another /64");
     drop(server);
 
     // Not a trusted proxy: the header is the visitor's own words.

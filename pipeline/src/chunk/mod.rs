@@ -169,14 +169,30 @@ fn split_at(sections: Vec<Section>, breaks: &[u32]) -> Vec<Section> {
 }
 
 /// Gives each subchunk to the chunk it overlaps most (the first such chunk on a tie).
+///
+/// Only chunks that overlap a subchunk are looked at: chunks by start, and
+/// the furthest end among each prefix of them, bound the walk back from the
+/// last chunk starting by the subchunk's end (a hostile file's 4 million
+/// short lines were a quadratic comparison of every pair).
 fn attach(chunks: &mut [ChunkDraft], subchunks: Vec<ChunkDraft>) {
+    let mut by_start: Vec<usize> = (0..chunks.len()).collect();
+    by_start.sort_by_key(|&i| (chunks[i].span.start, i));
+    let furthest_end: Vec<u32> = by_start
+        .iter()
+        .scan(0, |end, &i| {
+            *end = chunks[i].span.end.max(*end);
+            Some(*end)
+        })
+        .collect();
     for s in subchunks {
-        let best = chunks
-            .iter()
-            .enumerate()
-            .max_by_key(|(i, c)| (c.span.shared_lines(&s.span), std::cmp::Reverse(*i)))
-            .map(|(i, _)| i);
-        if let Some(i) = best.filter(|&i| chunks[i].span.overlaps(&s.span)) {
+        let last = by_start.partition_point(|&i| chunks[i].span.start <= s.span.end);
+        let best = (0..last)
+            .rev()
+            .take_while(|&j| furthest_end[j] >= s.span.start)
+            .map(|j| by_start[j])
+            .filter(|&i| chunks[i].span.overlaps(&s.span))
+            .max_by_key(|&i| (chunks[i].span.shared_lines(&s.span), std::cmp::Reverse(i)));
+        if let Some(i) = best {
             chunks[i].subchunks.push(SubchunkDraft {
                 span: s.span,
                 title: s.title,
@@ -228,6 +244,60 @@ mod tests {
         min_lines: 2,
         max_tokens: 200,
     };
+
+    /// The walk over overlapping chunks gives every subchunk to the chunk the
+    /// comparison with all of them would: spans nested, overlapping, equal
+    /// and apart, in any order.
+    #[test]
+    fn subchunks_go_where_comparing_every_chunk_puts_them() {
+        let draft = |start: u32, end: u32| ChunkDraft {
+            span: LineSpan { start, end },
+            title: String::new(),
+            symbols: Vec::new(),
+            text: format!("{start}-{end}"),
+            tokens: 0,
+            subchunks: Vec::new(),
+        };
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n) as u32
+        };
+        for _ in 0..200 {
+            let spans = |n: u64, next: &mut dyn FnMut(u64) -> u32| -> Vec<(u32, u32)> {
+                (0..n)
+                    .map(|_| {
+                        let a = 1 + next(40);
+                        (a, a + next(12))
+                    })
+                    .collect()
+            };
+            let cs = spans(1 + u64::from(next(8)), &mut next);
+            let ss = spans(1 + u64::from(next(8)), &mut next);
+            let mut chunks: Vec<ChunkDraft> = cs.iter().map(|&(a, b)| draft(a, b)).collect();
+            let subs: Vec<ChunkDraft> = ss.iter().map(|&(a, b)| draft(a, b)).collect();
+            let want: Vec<Option<usize>> = subs
+                .iter()
+                .map(|s| {
+                    chunks
+                        .iter()
+                        .enumerate()
+                        .max_by_key(|(i, c)| (c.span.shared_lines(&s.span), std::cmp::Reverse(*i)))
+                        .map(|(i, _)| i)
+                        .filter(|&i| chunks[i].span.overlaps(&s.span))
+                })
+                .collect();
+            attach(&mut chunks, subs.clone());
+            for (s, w) in subs.iter().zip(want) {
+                let got = chunks
+                    .iter()
+                    .position(|c| c.subchunks.iter().any(|x| x.text == s.text));
+                assert_eq!(got, w, "{cs:?} {ss:?}");
+            }
+        }
+    }
 
     fn chunks(d: &SourceDoc) -> Vec<ChunkDraft> {
         chunk_document(

@@ -78,6 +78,19 @@ fn canonical(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// Whose budget an anonymous visitor at `ip` draws from: its address, or
+/// for IPv6 its /64, one host's usual allocation (a visitor rotating
+/// addresses inside it is still one visitor).
+pub fn visitor(ip: IpAddr) -> String {
+    match canonical(ip) {
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+        }
+        v4 => v4.to_string(),
+    }
+}
+
 /// The visitor's address: `peer`, or, when `peer` is a trusted proxy, the
 /// rightmost forwarded address that is not one.
 pub fn client_ip(peer: Option<IpAddr>, headers: &HeaderMap, trusted: &[Cidr]) -> Option<IpAddr> {
@@ -145,6 +158,15 @@ mod tests {
             h.append(HeaderName::from_static(k), HeaderValue::from_static(v));
         }
         h
+    }
+
+    #[test]
+    fn an_ipv6_visitor_is_its_64() {
+        assert_eq!(visitor(ip("2001:db8::1")), "2001:db8:0:0::/64");
+        assert_eq!(visitor(ip("2001:db8::ffff:1")), visitor(ip("2001:db8::2")));
+        assert_ne!(visitor(ip("2001:db8:0:1::1")), visitor(ip("2001:db8::1")));
+        assert_eq!(visitor(ip("203.0.113.7")), "203.0.113.7");
+        assert_eq!(visitor(ip("::ffff:203.0.113.7")), "203.0.113.7");
     }
 
     fn ip(s: &str) -> IpAddr {

@@ -652,7 +652,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
                 req.headers(),
                 &state.opts.trusted_proxies
             )
-            .map(|ip| ip.to_string())
+            .map(client::visitor)
             .unwrap_or_default()
         ),
         _ => caller.name.clone(),
