@@ -11,7 +11,7 @@
 
 use crate::auth::Caller;
 use crate::live::LiveIndex;
-use crate::ops::{Anonymous, Call, Input, OPERATIONS, Versions, Who};
+use crate::ops::{Anonymous, Call, Input, OPERATIONS, Who};
 use crate::pool::CpuPool;
 use crate::problem::ApiError;
 use cairn_search::{Code, MAX_SPAN_LINES, SpanRequest, TextFormat};
@@ -127,6 +127,21 @@ impl CairnMcp {
         Instant::now() + self.deadline
     }
 
+    /// A call of `who` to the live engine, on the CPU pool and under the deadline.
+    fn call(&self, who: &Caller, anonymous: bool, instance: String) -> Call {
+        Call {
+            engine: self.live.current(),
+            caller: who.clone(),
+            anonymous,
+            pool: Some(self.pool.clone()),
+            deadline: self.deadline_at(),
+            trace_id: crate::ops::new_trace_id(),
+            instance,
+            text: true,
+            versions: Some(Arc::clone(&self.live) as Arc<dyn crate::ops::Versions>),
+        }
+    }
+
     /// Runs one tool; Err only for failures the caller caused or can retry.
     async fn run_tool(
         &self,
@@ -137,17 +152,7 @@ impl CairnMcp {
     ) -> Result<CallToolResult, ApiError> {
         let op = crate::ops::by_tool(name)
             .ok_or_else(|| ApiError::new(Code::NotFound, format!("no tool named {name:?}")))?;
-        let call = Call {
-            engine: self.live.current(),
-            caller: who.clone(),
-            anonymous,
-            pool: Some(self.pool.clone()),
-            deadline: self.deadline_at(),
-            trace_id: crate::ops::new_trace_id(),
-            instance: format!("mcp:{name}"),
-            text: true,
-            versions: Some(Arc::clone(&self.live) as Arc<dyn crate::ops::Versions>),
-        };
+        let call = self.call(who, anonymous, format!("mcp:{name}"));
         let answer = op.run(Input::Value(args), call).await?;
         let mut r = CallToolResult::structured(answer.value);
         r.content = vec![ContentBlock::text(answer.text)];
@@ -307,7 +312,7 @@ impl ServerHandler for CairnMcp {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let (who, _) = caller(&context);
+        let (who, anonymous) = caller(&context);
         let span = parse_doc_uri(&request.uri).ok_or_else(|| {
             McpError::invalid_params(
                 format!(
@@ -317,12 +322,12 @@ impl ServerHandler for CairnMcp {
                 Some(json!({ "code": Code::InvalidArgument, "field": "uri" })),
             )
         })?;
-        let engine = self.live.current();
-        let earlier = |v: &cairn_index::IndexVersion| self.live.engine(v);
-        let r = engine
-            .retrieve_cited(&span, who.groups.as_deref(), &earlier)
+        // As the `retrieve` tool: on the CPU pool and under the deadline, since
+        // reading a kept earlier version may open and verify it first.
+        let call = self.call(&who, anonymous, "mcp:resources/read".to_owned());
+        let r = crate::ops::run::<crate::ops::retrieve::Retrieve>(span, call)
+            .await
             .map_err(|e| {
-                let e = ApiError::from(e);
                 let data = Some(json!({ "code": e.code, "field": e.field }));
                 if e.code == Code::NotFound {
                     McpError::resource_not_found(e.detail, data)
