@@ -427,6 +427,28 @@ async fn metrics_want_a_token_however_the_path_is_spelled() {
     }
 }
 
+/// Session 19: a tree depth of 2^64-1 with a prefix overflowed the level
+/// bound (a panic in this debug build); it saturates, and the answer stays
+/// within its entry bound.
+#[actix_web::test]
+async fn a_tree_of_any_depth_is_bounded() {
+    let s = served(None, |_| {});
+    let app = atest::init_service(cairn_serve::server::app(s.state.clone())).await;
+    for uri in [
+        "/tree?prefix=science/alpha&depth=18446744073709551615",
+        "/tree?depth=18446744073709551615",
+    ] {
+        let req = atest::TestRequest::get()
+            .uri(uri)
+            .insert_header(bearer(&s.reader));
+        let res = atest::call_service(&app, req.to_request()).await;
+        assert_eq!(res.status(), StatusCode::OK, "{uri}");
+        let body: Value = atest::read_body_json(res).await;
+        let entries = body["entries"].as_array().map_or(0, Vec::len);
+        assert!(entries > 0 && entries <= 500, "{uri}: {body}");
+    }
+}
+
 /// Finding 6: `/metrics` wants a token, and a question asked by one group
 /// leaves no trace in another group's cache.
 #[actix_web::test]

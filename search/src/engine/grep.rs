@@ -93,21 +93,22 @@ impl Engine {
             .transpose()?
             .unwrap_or(Cursor { rank: 0, line: 0 });
         let allowed = access::allowed_docs(&self.snap, &req.filters, req.groups.as_deref());
-        let mut read = allowed.clone();
-        if let Some(candidates) = self
+        // The documents that may hold a match (all, without trigrams); the
+        // walk below only ever visits allowed ones.
+        let may_match: Option<Vec<bool>> = self
             .snap
             .trigrams
             .as_ref()
             .and_then(|t| t.candidates(&pattern.query))
-        {
-            let mut keep = vec![false; read.len()];
-            for d in candidates {
-                if let Some(k) = keep.get_mut(d as usize) {
-                    *k = true;
+            .map(|candidates| {
+                let mut keep = vec![false; allowed.len()];
+                for d in candidates {
+                    if let Some(k) = keep.get_mut(d as usize) {
+                        *k = true;
+                    }
                 }
-            }
-            read.iter_mut().zip(keep).for_each(|(r, k)| *r &= k);
-        }
+                keep
+            });
         let mut out = GrepResponse {
             pattern: req.pattern.clone(),
             files: Vec::new(),
@@ -124,7 +125,9 @@ impl Engine {
         let order = self.by_doc_id().iter().filter(|d| allowed[**d as usize]);
         for (rank, &doc) in order.enumerate().skip(start.rank) {
             let d = &self.snap.docs[doc as usize];
-            if !read[doc as usize] || glob.as_ref().is_some_and(|g| !g.is_match(&d.path)) {
+            if may_match.as_ref().is_some_and(|m| !m[doc as usize])
+                || glob.as_ref().is_some_and(|g| !g.is_match(&d.path))
+            {
                 continue;
             }
             if super::check_deadline(req.deadline).is_err() {
