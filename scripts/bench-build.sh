@@ -18,15 +18,7 @@ bin=target/release/cairn
 
 # Runs a command and prints its peak RSS (MiB) and wall time (s) on the last line of stderr.
 measure() {
-  python3 - "$@" <<'PY'
-import resource, subprocess, sys, time
-t = time.monotonic()
-rc = subprocess.call(sys.argv[1:])
-wall = time.monotonic() - t
-rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-print(f"MEASURE rc={rc} wall_s={wall:.1f} peak_rss_mib={rss:.0f}", file=sys.stderr)
-sys.exit(rc)
-PY
+  python3 scripts/measure.py "$@"
 }
 
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB, $(lscpu | sed -n 's/^Model name: *//p'); $(date -u +%F)"

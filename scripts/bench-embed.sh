@@ -4,32 +4,72 @@
 # at the best precision this CPU has (each compared with the reference), and,
 # when a Python with sentence-transformers is at hand,
 # sentence-transformers on PyTorch, all on this machine's cores in one run.
+# With CAIRN_BENCH_CUDA=1, the same on the first NVIDIA GPU too: cairn's
+# `--device cuda` pass (f32, and with TF32 products for comparison) and PyTorch
+# on that GPU in f32 and f16.
 #
 #   scripts/bench-embed.sh [N]          (N texts, default 2000)
 #   TORCH_PYTHON=/path/to/venv/bin/python scripts/bench-embed.sh
+#   CAIRN_BENCH_CUDA=1 TORCH_PYTHON=python3 scripts/bench-embed.sh
 #
 # The workload: N consecutive 40-line windows of the shared corpus's
 # .py/.md/.rst/.cpp/.h files at each mirror's HEAD, repositories in sorted
 # order, each cut to 256 model tokens (scripts/embed_workload.py). Without
 # TORCH_PYTHON the PyTorch run is skipped; make one with
 #   python3 -m venv /tmp/torchvenv && /tmp/torchvenv/bin/pip install torch sentence-transformers
+# Where cargo is absent (a GPU machine that only runs what was built
+# elsewhere), EMBED_BENCH names a built embed_bench and CAIRN_BENCH_WORKLOAD a
+# workload made beforehand; CAIRN_CORPUS is the corpus (default ../shared/corpus).
+# CAIRN_BENCH_CPU=f32 keeps only the CPU f32 pass (the GPU's reference) of
+# the CPU rows, where machine time is short.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n="${1:-2000}"
 work="${CAIRN_BENCH_DIR:-$(mktemp -d)}"
 mkdir -p "$work"
-scripts/fetch-model.sh >/dev/null
-cargo build --release --quiet -p cairn-embed --example embed_bench
-python3 scripts/embed_workload.py ../shared/corpus "$work/workload.json" "$n" >/dev/null
+cuda="${CAIRN_BENCH_CUDA:-0}"
+bench="${EMBED_BENCH:-}"
+if [ -z "$bench" ]; then
+  scripts/fetch-model.sh >/dev/null
+  features=()
+  [ "$cuda" = 1 ] && features=(--features cuda)
+  cargo build --release --quiet -p cairn-embed --example embed_bench "${features[@]}"
+  bench=target/release/examples/embed_bench
+fi
+if [ -n "${CAIRN_BENCH_WORKLOAD:-}" ]; then
+  cp "$CAIRN_BENCH_WORKLOAD" "$work/workload.json"
+else
+  python3 scripts/embed_workload.py "${CAIRN_CORPUS:-../shared/corpus}" "$work/workload.json" "$n" >/dev/null
+fi
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); $(date -u +%F)"
-target/release/examples/embed_bench "$work/workload.json" --pass candle --out "$work/candle.f32"
-target/release/examples/embed_bench "$work/workload.json" --pass f32 --compare "$work/candle.f32"
-target/release/examples/embed_bench "$work/workload.json" --compare "$work/candle.f32" --out "$work/cairn.f32"
+if [ "$cuda" = 1 ]; then
+  echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader)"
+fi
+cpu_rows="${CAIRN_BENCH_CPU:-all}"
+if [ "$cpu_rows" = all ]; then
+  "$bench" "$work/workload.json" --pass candle --out "$work/candle.f32"
+  "$bench" "$work/workload.json" --pass f32 --compare "$work/candle.f32" --out "$work/cpu.f32"
+  "$bench" "$work/workload.json" --compare "$work/candle.f32" --out "$work/cairn.f32"
+else
+  "$bench" "$work/workload.json" --pass f32 --out "$work/cpu.f32"
+  cp "$work/cpu.f32" "$work/cairn.f32"
+fi
+if [ "$cuda" = 1 ]; then
+  # Against the CPU f32 pass: what --device cuda changes in a build's vectors.
+  "$bench" "$work/workload.json" --pass cuda --compare "$work/cpu.f32" --out "$work/cuda.f32"
+  "$bench" "$work/workload.json" --pass cuda-tf32 --compare "$work/cpu.f32"
+fi
 py="${TORCH_PYTHON:-}"
 if [ -n "$py" ] && "$py" -c 'import sentence_transformers' 2>/dev/null; then
   hub="${HF_HOME:-$HOME/.cache/huggingface}/hub/models--sentence-transformers--all-MiniLM-L6-v2"
   snap="$hub/snapshots/$(cat "$hub/refs/main")"
-  "$py" scripts/embed_torch.py "$snap" "$work/workload.json" "$work/cairn.f32" 2>/dev/null
+  if [ "$cpu_rows" = all ]; then
+    "$py" scripts/embed_torch.py "$snap" "$work/workload.json" "$work/cairn.f32" 2>/dev/null
+  fi
+  if [ "$cuda" = 1 ]; then
+    TORCH_DEVICE=cuda "$py" scripts/embed_torch.py "$snap" "$work/workload.json" "$work/cuda.f32" 2>/dev/null
+    TORCH_DEVICE=cuda TORCH_DTYPE=float16 "$py" scripts/embed_torch.py "$snap" "$work/workload.json" "$work/cuda.f32" 2>/dev/null
+  fi
 else
   echo "pytorch: skipped (set TORCH_PYTHON to a python with sentence-transformers)"
 fi

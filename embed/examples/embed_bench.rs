@@ -1,17 +1,19 @@
 //! Embedding throughput, single-query latency and peak memory on a fixed
 //! workload (a JSON list of texts; `scripts/bench-embed.sh` makes it):
 //! `cargo run --release -p cairn-embed --example embed_bench -- WORKLOAD.json
-//! [--pass best|f32|bf16|candle] [--out VECTORS.f32] [--compare VECTORS.f32]`.
+//! [--pass best|f32|bf16|candle|cuda|cuda-tf32] [--out VECTORS.f32] [--compare VECTORS.f32]`.
 //!
 //! `--pass` picks the forward pass (default: the best the CPU has; `candle`
-//! is the reference);
+//! is the reference; `cuda` is candle's on the first NVIDIA GPU, in f32, as
+//! `--device cuda` builds; `cuda-tf32` the same with cuBLAS's TF32 products, a
+//! measurement only: builds do not use it);
 //! `--out` writes the vectors (little-endian f32, one row a text) and
 //! `--compare` prints the minimum cosine against vectors written earlier.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec, Pass, Precision};
+use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec, Pass, Precision, gpu_info};
 use std::time::Instant;
 
 const QUERIES: [&str; 4] = [
@@ -36,23 +38,40 @@ fn peak_rss_mb() -> f64 {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let usage = "usage: embed_bench WORKLOAD.json [--pass P] [--out F] [--compare F]";
+    let cpu = DevicePref::Cpu;
+    let gpu = DevicePref::Cuda(0);
     let workload = args.get(1).ok_or(usage)?;
     let flag = |name: &str| {
         args.iter()
             .position(|a| a == name)
             .and_then(|i| args.get(i + 1))
     };
-    let pass = match flag("--pass").map(String::as_str) {
-        None | Some("best") => Pass::Best,
-        Some("f32") => Pass::Cpu(Precision::F32),
-        Some("bf16") => Pass::Cpu(Precision::Bf16),
-        Some("candle") => Pass::Candle,
-        Some(other) => return Err(format!("--pass {other}: best, f32, bf16 or candle").into()),
+    let (pass, device) = match flag("--pass").map(String::as_str) {
+        None | Some("best") => (Pass::Best, cpu),
+        Some("f32") => (Pass::Cpu(Precision::F32), cpu),
+        Some("bf16") => (Pass::Cpu(Precision::Bf16), cpu),
+        Some("candle") => (Pass::Candle, cpu),
+        Some("cuda") => (Pass::Candle, gpu),
+        Some("cuda-tf32") => {
+            tf32()?;
+            (Pass::Candle, gpu)
+        }
+        Some(other) => {
+            return Err(
+                format!("--pass {other}: best, f32, bf16, candle, cuda or cuda-tf32").into(),
+            );
+        }
     };
     let texts: Vec<String> = serde_json::from_slice(&std::fs::read(workload)?)?;
     let files = ModelSpec::default_hub().locate()?;
-    let e = BertEmbedder::load_pass(&files, DevicePref::Cpu, pass)?;
+    let e = BertEmbedder::load_pass(&files, device, pass)?;
+    let on = match device {
+        DevicePref::Cpu => "cpu".to_owned(),
+        DevicePref::Cuda(i) => gpu_info(i)?.name,
+    };
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    // Once before the clock: a GPU compiles its kernels on first use.
+    e.embed(&refs[..refs.len().min(64)])?;
     let tokens: usize = e
         .count_tokens_batch(&refs)?
         .into_iter()
@@ -72,8 +91,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     took.sort_by(f64::total_cmp);
     let at = |p: f64| took[((took.len() - 1) as f64 * p).round() as usize];
     println!(
-        "cairn ({}): {} texts, {tokens} tokens in {s:.2} s: {:.0} tokens/s; query p50 {:.2} ms p99 {:.2} ms; peak RSS {:.0} MB",
+        "cairn ({}{} on {on}): {} texts, {tokens} tokens in {s:.2} s: {:.0} tokens/s; query p50 {:.2} ms p99 {:.2} ms; peak RSS {:.0} MB",
         e.model().forward,
+        if flag("--pass").is_some_and(|p| p == "cuda-tf32") {
+            "-tf32"
+        } else {
+            ""
+        },
         vectors.len(),
         tokens as f64 / s,
         at(0.5),
@@ -106,4 +130,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     Ok(())
+}
+
+/// cuBLAS may use TF32 for f32 products from here on.
+#[cfg(feature = "cuda")]
+fn tf32() -> Result<(), Box<dyn std::error::Error>> {
+    candle_core::cuda_backend::set_gemm_reduced_precision_f32(true);
+    Ok(())
+}
+
+#[cfg(not(feature = "cuda"))]
+fn tf32() -> Result<(), Box<dyn std::error::Error>> {
+    Err("--pass cuda-tf32 needs a build with --features cuda".into())
 }

@@ -5,18 +5,21 @@
 //! normalisation: candle loads it and runs it on a GPU with the `cuda`
 //! feature; on the CPU it runs cairn's own fused forward pass, `cpu/`), and
 //! [`ModelSpec`], which finds a model's files in a folder or in the Hugging
-//! Face hub cache; `adapt` fine-tunes such a model on text pairs. It knows
-//! nothing of indexes, git or HTTP.
+//! Face hub cache; `gpu` opens and describes an NVIDIA GPU; `adapt`
+//! fine-tunes such a model on text pairs. It knows nothing of indexes, git or
+//! HTTP.
 
 pub mod adapt;
 mod bert;
 mod cpu;
 #[cfg(any(test, feature = "test-fixtures"))]
 pub mod fixtures;
+mod gpu;
 mod model_files;
 
 pub use bert::{BertEmbedder, DevicePref, Pass};
 pub use cpu::Precision;
+pub use gpu::{CUDA_BUILT, GpuInfo, gpu_info};
 pub use model_files::{DEFAULT_MODEL, ModelFiles, ModelSpec};
 
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,8 @@
 //! `cairn doctor`: checks a machine before it builds or serves — the model
 //! and its sha256, the index root and CURRENT, the tokens file's permissions,
-//! free disk, and the CPU features the embedder uses. Each check says ok,
-//! warn or FAIL with what to do; any FAIL exits 1.
+//! free disk, the CPU features the embedder uses, and the GPU `--device cuda`
+//! would use. Each check says ok, warn or FAIL with what to do; any FAIL
+//! exits 1.
 
 use crate::cli::DoctorArgs;
 use crate::commands::print_json;
@@ -50,6 +51,7 @@ pub fn run(a: DoctorArgs) -> anyhow::Result<ExitCode> {
     checks.push(tokens_check(&a.tokens));
     checks.push(disk_check(&a.open.index));
     checks.push(cpu_check());
+    checks.push(gpu_check());
     let failed = checks.iter().any(|c| matches!(c.status, Status::Fail));
     if a.json {
         print_json(&checks)?;
@@ -277,4 +279,39 @@ fn cpu_check() -> Check {
             precision.name()
         ),
     )
+}
+
+/// The GPU `--device cuda` would embed on, or why there is none. Never a
+/// failure: builds and searches run on the CPU without one.
+fn gpu_check() -> Check {
+    if !cairn_embed::CUDA_BUILT {
+        return check(
+            "gpu",
+            Status::Ok,
+            "none used: this build has no `cuda` feature, so the model runs on the CPU \
+             (`--device cuda` needs `cargo build --release --features cuda`)",
+        );
+    }
+    match cairn_embed::gpu_info(0) {
+        Ok(g) => {
+            let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+            check(
+                "gpu",
+                Status::Ok,
+                format!(
+                    "{}: compute capability {}.{}, {:.1} GiB ({:.1} GiB free); `--device cuda` embeds on it",
+                    g.name,
+                    g.compute_capability.0,
+                    g.compute_capability.1,
+                    gib(g.total_bytes),
+                    gib(g.free_bytes)
+                ),
+            )
+        }
+        Err(e) => check(
+            "gpu",
+            Status::Warn,
+            format!("{e}; builds run on the CPU (`--device cpu`)"),
+        ),
+    }
 }

@@ -80,6 +80,16 @@ fn doctor_checks_the_index_the_model_and_the_tokens_file() {
         stdout(&o)
     );
     assert!(status_of(&o, "cpu").starts_with("ok"));
+    // A build without the `cuda` feature says so rather than looking for a GPU.
+    let gpu = status_of(&o, "gpu");
+    if cfg!(feature = "cuda") {
+        assert!(!gpu.is_empty(), "{}", stdout(&o));
+    } else {
+        assert!(
+            gpu.starts_with("ok") && gpu.contains("no `cuda` feature"),
+            "{gpu}"
+        );
+    }
     // A tokens file others can read fails the check, and the command.
     let t = cairn(&[
         "token",
@@ -156,4 +166,24 @@ fn the_installer_installs_a_packed_release_and_refuses_a_corrupt_one() {
     let o = install();
     assert!(!o.status.success());
     assert!(!bin.join("cairn").exists());
+}
+
+/// `--device cuda` in a build without the `cuda` feature stops before any
+/// work with one line saying so, and publishes nothing.
+#[test]
+fn device_cuda_without_the_feature_is_one_clear_line() {
+    if cfg!(feature = "cuda") {
+        return;
+    }
+    let w = crate::fixtures::World::new();
+    let o = w.build("out", &["--device", "cuda"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = crate::fixtures::stderr(&o);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(
+        lines[0].contains("--device cuda: this cairn was built without the 'cuda' feature"),
+        "{err}"
+    );
+    assert!(!w.path("out").join("CURRENT").exists());
 }
