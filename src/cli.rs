@@ -7,8 +7,8 @@ use cairn_index::layout::{DEFAULT_KEEP, DEFAULT_ROOT};
 use cairn_pipeline::{DEFAULT_CACHE, DEFAULT_CONFIG};
 use cairn_search::{Engine, EngineOptions};
 use cairn_serve::limits::{
-    DEFAULT_ANONYMOUS_PER_MINUTE, DEFAULT_BIND, DEFAULT_DEADLINE_MS, DEFAULT_JWT_ADMIN_GROUP,
-    DEFAULT_QUEUE, DEFAULT_TOKENS, DEFAULT_WATCH_MS,
+    DEFAULT_ANONYMOUS_CPU_MS_PER_MINUTE, DEFAULT_ANONYMOUS_PER_MINUTE, DEFAULT_BIND,
+    DEFAULT_DEADLINE_MS, DEFAULT_JWT_ADMIN_GROUP, DEFAULT_QUEUE, DEFAULT_TOKENS, DEFAULT_WATCH_MS,
 };
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -75,7 +75,7 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Download the newest published pack (or one named by URL), check its sha256 and drop it into an index root for adoption.
     Pull(PullArgs),
-    /// Check this machine: model and its sha256, index root and CURRENT, tokens file, disk, CPU.
+    /// Check this machine: model and its sha256, index root and CURRENT, tokens file, disk, CPU, GPU.
     Doctor(DoctorArgs),
     /// Print shell completions (bash, zsh, fish, powershell, elvish) for `cairn`.
     Completions(CompletionsArgs),
@@ -402,6 +402,14 @@ pub struct ServeArgs {
     /// Page requests per minute that all anonymous visitors share (0: unlimited).
     #[arg(long, default_value_t = DEFAULT_ANONYMOUS_PER_MINUTE)]
     pub anonymous_rate_limit: u32,
+    /// Milliseconds of CPU work (searches, greps, pages) each token holder's
+    /// calls may take per minute, charged for the time each took (default: unlimited).
+    #[arg(long, value_name = "MS")]
+    pub cpu_budget_ms: Option<u32>,
+    /// Milliseconds of CPU work per minute that all anonymous callers share,
+    /// each address a quarter of it (0: unlimited).
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_ANONYMOUS_CPU_MS_PER_MINUTE)]
+    pub anonymous_cpu_budget_ms: u32,
     /// A reverse proxy (address or CIDR block, repeatable) whose `Forwarded`
     /// or `X-Forwarded-For` header names the visitor; nobody else's is believed.
     #[arg(long)]

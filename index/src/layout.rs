@@ -418,10 +418,13 @@ fn owner_alive(name: &str, path: &Path) -> bool {
         .is_none_or(|age| age < STALE_SCRATCH)
 }
 
-/// A version being written under `<root>/tmp/`; invisible until sealed.
+/// A version being written under `<root>/tmp/`; invisible until sealed,
+/// and removed if dropped unsealed (a failed build leaves no scratch folder
+/// to hold the disk full until the next build).
 pub struct VersionWriter {
     root: IndexRoot,
     dir: VersionDir,
+    sealed: bool,
 }
 
 impl VersionWriter {
@@ -432,6 +435,7 @@ impl VersionWriter {
             dir: VersionDir {
                 path: root.scratch_dir("build")?,
             },
+            sealed: false,
         })
     }
 
@@ -440,14 +444,20 @@ impl VersionWriter {
         &self.dir
     }
 
-    /// Writes `value` as pretty JSON to the file `name`.
+    /// Writes `value` as pretty JSON to the file `name`, streamed: a large
+    /// list is never held as text in memory.
     pub fn write_json<T: Serialize>(&self, name: &str, value: &T) -> Result<(), LayoutError> {
         let path = self.dir.file(name);
-        let bytes = serde_json::to_vec_pretty(value).map_err(|e| LayoutError::Io {
+        let file = File::create(&path).map_err(io_err(&path))?;
+        let mut out = io::BufWriter::new(file);
+        serde_json::to_writer_pretty(&mut out, value).map_err(|e| LayoutError::Io {
             path: path.clone(),
             source: io::Error::other(e),
         })?;
-        write_synced(&path, &bytes)
+        let file = out
+            .into_inner()
+            .map_err(|e| io_err(&path)(e.into_error()))?;
+        file.sync_all().map_err(io_err(&path))
     }
 
     /// Writes raw bytes to the file `name`.
@@ -460,10 +470,20 @@ impl VersionWriter {
     ///
     /// If the same version is already published (same inputs), the existing
     /// folder is kept untouched and this scratch copy is dropped.
-    pub fn seal(self, mut manifest: Manifest) -> Result<VersionDir, LayoutError> {
+    pub fn seal(mut self, mut manifest: Manifest) -> Result<VersionDir, LayoutError> {
         manifest.files = checksum_tree(self.dir.path())?;
         self.write_json(files::MANIFEST, &manifest)?;
-        self.root.adopt(&self.dir, &manifest.index_version)
+        let sealed = self.root.adopt(&self.dir, &manifest.index_version)?;
+        self.sealed = true;
+        Ok(sealed)
+    }
+}
+
+impl Drop for VersionWriter {
+    fn drop(&mut self) {
+        if !self.sealed {
+            let _ = fs::remove_dir_all(self.dir.path());
+        }
     }
 }
 
@@ -524,4 +544,38 @@ fn sync_tree(dir: &Path) -> Result<(), LayoutError> {
         }
     }
     sync_dir(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Finding 10 of the third review: a writer dropped unsealed (a failed
+    /// build) takes its scratch folder with it; a sealed one's is the version.
+    #[test]
+    fn an_unsealed_writer_leaves_no_scratch_folder() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = IndexRoot::new(dir.path());
+        let w = VersionWriter::create(&root).expect("writer");
+        w.write_bytes("vectors.f32", &[0u8; 4096]).expect("write");
+        w.write_json("docs.json", &vec!["a"; 10]).expect("json");
+        let scratch = w.dir().path().to_owned();
+        assert!(scratch.is_dir());
+        drop(w);
+        assert!(!scratch.exists(), "scratch folder left behind");
+        let left: Vec<_> = fs::read_dir(root.tmp()).expect("tmp").collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    /// write_json streams the same bytes `to_vec_pretty` gives.
+    #[test]
+    fn json_is_written_as_pretty_json() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = IndexRoot::new(dir.path());
+        let w = VersionWriter::create(&root).expect("writer");
+        let value = serde_json::json!({"a": [1, 2, {"b": "c"}], "d": null});
+        w.write_json("x.json", &value).expect("json");
+        let got = fs::read(w.dir().file("x.json")).expect("read");
+        assert_eq!(got, serde_json::to_vec_pretty(&value).expect("pretty"));
+    }
 }

@@ -176,6 +176,9 @@ pub enum SkipReason {
     PdfBudget,
     /// A bibliography entry's link answered with something other than a PDF.
     NotAPdf,
+    /// An article left unfetched because the articles' downloads had used
+    /// the build's time for them (`articles_fetch_seconds`).
+    FetchBudget,
 }
 
 impl SkipReason {
@@ -200,6 +203,7 @@ impl SkipReason {
             SkipReason::ExtractTimeout => "extract-timeout",
             SkipReason::PdfBudget => "pdf-budget",
             SkipReason::NotAPdf => "not-a-pdf",
+            SkipReason::FetchBudget => "fetch-budget",
         }
     }
 }

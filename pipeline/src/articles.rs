@@ -543,13 +543,26 @@ pub fn cached(cfg: &RepoConfig, spec: &ArticleSpec, cache: &Path) -> Option<Vec<
     std::fs::read(cache_path(cache, cfg, spec)).ok()
 }
 
-/// Fetches the article's PDF (at most `max_bytes`) and keeps a copy in the cache.
+/// One download's time at most, whatever is left of the budget.
+const DOWNLOAD_SECONDS: u64 = 300;
+/// Below this rate (after the first [`SLOW_GRACE`]) a download is given up
+/// as too slow: a server trickling bytes would otherwise hold the build
+/// for the whole timeout.
+const MIN_BYTES_PER_SECOND: u64 = 16 * 1024;
+/// How long a download may run before its rate is judged.
+const SLOW_GRACE: Duration = Duration::from_secs(20);
+
+/// Fetches the article's PDF (at most `max_bytes`) and keeps a copy in the
+/// cache, within `budget`: what is left of the time all of `articles:` may
+/// take to download (retries included). A timeout is never retried.
+#[allow(clippy::too_many_arguments)]
 pub fn fetch(
     cfg: &RepoConfig,
     spec: &ArticleSpec,
     cache: &Path,
     arxiv_url: &str,
     max_bytes: u64,
+    budget: Duration,
     retry: Retry,
     mut on_retry: impl FnMut(&str, Duration),
 ) -> Result<Vec<u8>, FetchError> {
@@ -563,16 +576,36 @@ pub fn fetch(
     let bytes = match &spec.source {
         ArticleSource::File(p) => read_local(p, max_bytes).map_err(|(m, s)| fail(m, s))?,
         _ => {
+            let started = std::time::Instant::now();
+            let spent = || FetchError {
+                article: cfg.name.clone(),
+                url: redacted(&url),
+                message: format!(
+                    "not fetched: the articles' downloads used their {} s (articles_fetch_seconds)",
+                    budget.as_secs()
+                ),
+                skip: Some(SkipReason::FetchBudget),
+            };
             let mut delay = retry.first_delay;
             let mut attempt = 1;
             loop {
-                match download(&url, max_bytes) {
+                let left = budget.saturating_sub(started.elapsed());
+                if left.is_zero() {
+                    return Err(spent());
+                }
+                match download(
+                    &url,
+                    max_bytes,
+                    left.min(Duration::from_secs(DOWNLOAD_SECONDS)),
+                ) {
                     Ok(b) => break b,
                     Err(Failure {
                         message,
                         transient: true,
                         ..
-                    }) if attempt < retry.attempts => {
+                    }) if attempt < retry.attempts
+                        && budget.saturating_sub(started.elapsed()) > delay =>
+                    {
                         on_retry(&message, delay);
                         std::thread::sleep(delay);
                         delay *= 2;
@@ -602,7 +635,7 @@ pub fn fetch(
     Ok(bytes)
 }
 
-fn too_large(size: u64, max_bytes: u64) -> String {
+fn too_large_message(size: u64, max_bytes: u64) -> String {
     format!("{size} bytes, over the {max_bytes}-byte limit on PDFs (max_pdf_bytes)")
 }
 
@@ -610,7 +643,10 @@ fn read_local(p: &Path, max_bytes: u64) -> Result<Vec<u8>, (String, Option<SkipR
     let meta = std::fs::metadata(p).map_err(|e| (e.to_string(), None))?;
     // Checked before reading: a 200 MB file is never loaded.
     if meta.len() > max_bytes {
-        return Err((too_large(meta.len(), max_bytes), Some(SkipReason::TooLarge)));
+        return Err((
+            too_large_message(meta.len(), max_bytes),
+            Some(SkipReason::TooLarge),
+        ));
     }
     std::fs::read(p).map_err(|e| (e.to_string(), None))
 }
@@ -623,8 +659,8 @@ struct Failure {
     skip: Option<SkipReason>,
 }
 
-/// The body at `url`.
-fn download(url: &str, max_bytes: u64) -> Result<Vec<u8>, Failure> {
+/// The body at `url`, within `time`.
+fn download(url: &str, max_bytes: u64, time: Duration) -> Result<Vec<u8>, Failure> {
     let failure = |message: String, transient: bool, skip: Option<SkipReason>| Failure {
         message,
         transient,
@@ -635,22 +671,23 @@ fn download(url: &str, max_bytes: u64) -> Result<Vec<u8>, Failure> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .max_redirects(5)
         .https_only(url.starts_with("https://"))
-        .timeout_connect(Some(Duration::from_secs(30)))
-        .timeout_global(Some(Duration::from_secs(300)))
+        .timeout_connect(Some(Duration::from_secs(30).min(time)))
+        .timeout_global(Some(time))
         .build()
         .into();
+    let started = std::time::Instant::now();
     let mut response = agent
         .get(url)
         .header("Accept", "application/pdf")
         .header("User-Agent", concat!("cairn/", env!("CARGO_PKG_VERSION")))
         .call()
         .map_err(|e| {
+            // A timeout is not tried again: it already took all the time it had.
             let transient = match &e {
                 ureq::Error::StatusCode(code) => *code == 429 || *code >= 500,
-                ureq::Error::Io(_)
-                | ureq::Error::Timeout(_)
-                | ureq::Error::ConnectionFailed
-                | ureq::Error::HostNotFound => true,
+                ureq::Error::Io(_) | ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
+                    true
+                }
                 _ => false,
             };
             failure(e.to_string(), transient, None)
@@ -663,24 +700,53 @@ fn download(url: &str, max_bytes: u64) -> Result<Vec<u8>, Failure> {
         && len > max_bytes
     {
         return Err(failure(
-            too_large(len, max_bytes),
+            too_large_message(len, max_bytes),
             false,
             Some(SkipReason::TooLarge),
         ));
     }
-    response
-        .body_mut()
-        .with_config()
-        .limit(max_bytes)
-        .read_to_vec()
-        .map_err(|e| match e {
-            ureq::Error::BodyExceedsLimit(_) => failure(
-                too_large(max_bytes + 1, max_bytes),
+    let mut body = response.body_mut().with_config().limit(max_bytes).reader();
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match std::io::Read::read(&mut body, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) => {
+                let cause = e
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<ureq::Error>());
+                return Err(match cause {
+                    Some(ureq::Error::BodyExceedsLimit(_)) => failure(
+                        too_large_message(max_bytes + 1, max_bytes),
+                        false,
+                        Some(SkipReason::TooLarge),
+                    ),
+                    Some(ureq::Error::Timeout(_)) => failure(e.to_string(), false, None),
+                    _ => failure(
+                        e.to_string(),
+                        e.kind() != std::io::ErrorKind::TimedOut,
+                        None,
+                    ),
+                });
+            }
+        };
+        out.extend_from_slice(&buf[..n]);
+        let took = started.elapsed();
+        if took > SLOW_GRACE && (out.len() as u64) < MIN_BYTES_PER_SECOND * took.as_secs() {
+            return Err(failure(
+                format!(
+                    "too slow: {} bytes in {} s (under {} KiB/s)",
+                    out.len(),
+                    took.as_secs(),
+                    MIN_BYTES_PER_SECOND / 1024
+                ),
                 false,
-                Some(SkipReason::TooLarge),
-            ),
-            e => failure(e.to_string(), true, None),
-        })
+                None,
+            ));
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

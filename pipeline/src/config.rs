@@ -819,6 +819,16 @@ pub struct BuildSettings {
     /// Seconds all of one repository's PDFs may take together.
     #[serde(skip_serializing_if = "is_default_pdf_repo_seconds")]
     pub pdf_repo_seconds: f64,
+    /// Seconds all of `articles:` may take to download together.
+    #[serde(skip_serializing_if = "is_default_articles_fetch_seconds")]
+    pub articles_fetch_seconds: f64,
+}
+
+/// What all of `articles:` may take to download, by default.
+pub const DEFAULT_ARTICLES_FETCH_SECONDS: f64 = 600.0;
+
+fn is_default_articles_fetch_seconds(s: &f64) -> bool {
+    *s == DEFAULT_ARTICLES_FETCH_SECONDS
 }
 
 fn is_default_pdf_repo_seconds(s: &f64) -> bool {
@@ -875,6 +885,7 @@ impl Default for BuildSettings {
             max_pdf_bytes: crate::pdf::PdfLimits::default().max_bytes,
             pdf_seconds: crate::pdf::PdfLimits::default().timeout.as_secs_f64(),
             pdf_repo_seconds: crate::pdf::PdfLimits::default().repo_budget.as_secs_f64(),
+            articles_fetch_seconds: DEFAULT_ARTICLES_FETCH_SECONDS,
         }
     }
 }
@@ -906,6 +917,11 @@ impl BuildSettings {
         }
     }
 
+    /// What all of `articles:` may take to download together.
+    pub fn fetch_budget(&self) -> std::time::Duration {
+        seconds(self.articles_fetch_seconds)
+    }
+
     /// Reads `path` over the defaults.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let text = read(path)?;
@@ -928,6 +944,7 @@ impl BuildSettings {
         for (name, value) in [
             ("pdf_seconds", s.pdf_seconds),
             ("pdf_repo_seconds", s.pdf_repo_seconds),
+            ("articles_fetch_seconds", s.articles_fetch_seconds),
         ] {
             if !(value.is_finite() && value > 0.0 && value <= 86_400.0) {
                 return Err(ConfigError::At {

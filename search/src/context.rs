@@ -105,7 +105,7 @@ pub struct ContextRequest {
     /// The caller's access groups (None: a trusted caller).
     pub groups: Option<Vec<String>>,
     /// When the answer stops being wanted (see [`crate::SearchRequest::deadline`]).
-    pub deadline: Option<std::time::Instant>,
+    pub deadline: crate::Deadline,
 }
 
 /// One cited passage of the context block.
@@ -224,7 +224,7 @@ impl Engine {
             threshold: Some(threshold),
             mode: req.mode,
             groups: req.groups.clone(),
-            deadline: req.deadline,
+            deadline: req.deadline.clone(),
         })?;
         let tok = req.tokenizer;
         let mut block = preamble(&found.index_version);

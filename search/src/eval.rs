@@ -47,7 +47,7 @@ impl GoldenQuery {
             threshold: None,
             mode,
             groups: None,
-            deadline: None,
+            deadline: crate::Deadline::none(),
         }
     }
 }

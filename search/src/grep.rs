@@ -48,7 +48,7 @@ pub struct GrepRequest {
     /// The caller's access groups (None: sees everything).
     pub groups: Option<Vec<String>>,
     /// When the answer stops being wanted: the scan stops there and says so.
-    pub deadline: Option<std::time::Instant>,
+    pub deadline: crate::Deadline,
 }
 
 /// One matching line, cited.

@@ -13,6 +13,7 @@
 pub mod access;
 pub mod code;
 pub mod context;
+mod deadline;
 pub mod definitions;
 mod engine;
 pub mod eval;
@@ -29,8 +30,8 @@ mod types;
 pub use access::Caller;
 pub use code::Code;
 pub use context::{ChatMessage, Citation, ContextRequest, ContextResponse, TokenizerName};
+pub use deadline::Deadline;
 pub use definitions::{DefinitionsRequest, DefinitionsResponse};
-pub(crate) use engine::check_deadline;
 pub use engine::{Earlier, Engine, EngineOptions};
 pub use explain::{ExplainRequest, ExplainResponse};
 pub use grep::{GrepRequest, GrepResponse};

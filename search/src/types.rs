@@ -20,6 +20,10 @@ pub const MAX_REPHRASINGS: usize = 5;
 pub const MAX_SPAN_LINES: u32 = 400;
 /// Most items in one retrieve_batch.
 pub const MAX_BATCH: usize = 50;
+/// Most earlier index versions one batch may cite: each is opened (and
+/// verified) the first time, and a batch rotating over more was a way to make
+/// the server reopen versions for every item.
+pub const MAX_BATCH_VERSIONS: usize = 2;
 /// Most values one filter list may hold (`toolkit`, `repo` …), for every connector.
 pub const MAX_FILTER_VALUES: usize = 50;
 /// Most bytes of text one retrieve (or one whole retrieve_batch) returns, so a
@@ -407,8 +411,8 @@ pub struct SearchRequest {
     /// The caller's access groups (None: trusted caller, sees everything).
     pub groups: Option<Vec<String>>,
     /// When the answer stops being wanted: the search gives up at its next
-    /// stage boundary rather than running on unread (None: no deadline).
-    pub deadline: Option<std::time::Instant>,
+    /// stage boundary rather than running on unread.
+    pub deadline: crate::Deadline,
 }
 
 /// How a hit's score came about.

@@ -5,12 +5,13 @@
 //! ([`config`], defaults and limits in [`limits`]) and started ([`server`]),
 //! credentials ([`auth`], OAuth access tokens in [`oauth`]) and web
 //! sign-in sessions ([`session`]), the
-//! hot-swapped live index ([`live`]), the bounded CPU pool ([`pool`]),
-//! problem+json errors ([`problem`]), metrics and per-caller rate limits;
+//! hot-swapped live index ([`live`]), the bounded CPU pool ([`pool`]) and
+//! what each caller's work on it costs ([`costs`]), problem+json errors
+//! ([`problem`]), metrics and per-caller rate limits;
 //! and the web page for people ([`ui`]), rendered from the same operations.
 //!
 //! Imports point one way, from the top: `server` → `ui` → `http` → `mcp` →
-//! `ops` → (`pool`, `problem`); `live` → `ops`; `config`, `session` →
+//! `ops` → (`pool`, `costs` → `ratelimit`, `problem`); `live` → `ops`; `config`, `session` →
 //! `auth` → `oauth` → `limits`.
 //!
 //! Connectors never read index files: every answer comes from
@@ -18,6 +19,7 @@
 
 pub mod auth;
 pub mod config;
+pub mod costs;
 pub mod http;
 pub mod limits;
 pub mod live;

@@ -20,6 +20,12 @@ pub const DEFAULT_JWT_ADMIN_GROUP: &str = "cairn-admin";
 /// search or explain: about 10 ms of a core each, so this keeps anonymous
 /// use to about a tenth of one core).
 pub const DEFAULT_ANONYMOUS_PER_MINUTE: u32 = 600;
+/// One anonymous visitor may use at most this part (1/N) of each budget
+/// all anonymous visitors share.
+pub const ANONYMOUS_SHARE: u32 = 4;
+/// Milliseconds of the CPU pool a minute all anonymous callers share
+/// (half a core); each visitor has a [`ANONYMOUS_SHARE`] of it.
+pub const DEFAULT_ANONYMOUS_CPU_MS_PER_MINUTE: u32 = 30_000;
 /// The largest request body on any route, MCP included.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 

@@ -94,9 +94,16 @@ fn tool_error(e: &ApiError) -> CallToolResult {
     r
 }
 
-/// The caller an HTTP session authenticated as (and whether it presented
-/// no credentials); a stdio session is the local user.
-fn caller(ctx: &RequestContext<RoleServer>) -> (Caller, bool) {
+/// Who is calling: the caller an HTTP session authenticated as, whether it
+/// presented no credentials, and who pays for its CPU work; a stdio session
+/// is the local user, who pays nothing.
+struct Asker {
+    caller: Caller,
+    anonymous: bool,
+    payer: Option<crate::costs::Payer>,
+}
+
+fn caller(ctx: &RequestContext<RoleServer>) -> Asker {
     match ctx.extensions.get::<http::request::Parts>() {
         Some(parts) => {
             let ext = parts.extensions.get::<rmcp::model::Extensions>();
@@ -106,9 +113,18 @@ fn caller(ctx: &RequestContext<RoleServer>) -> (Caller, bool) {
                 // Over HTTP the middleware always attaches one; never widen on its absence.
                 .unwrap_or_else(Caller::anonymous);
             let anonymous = ext.is_none_or(|e| e.get::<Anonymous>().is_some());
-            (caller, anonymous)
+            let payer = ext.and_then(|e| e.get::<crate::costs::Payer>()).cloned();
+            Asker {
+                caller,
+                anonymous,
+                payer,
+            }
         }
-        None => (Caller::local(), false),
+        None => Asker {
+            caller: Caller::local(),
+            anonymous: false,
+            payer: None,
+        },
     }
 }
 
@@ -128,13 +144,14 @@ impl CairnMcp {
     }
 
     /// A call of `who` to the live engine, on the CPU pool and under the deadline.
-    fn call(&self, who: &Caller, anonymous: bool, instance: String) -> Call {
+    fn call(&self, who: &Asker, instance: String) -> Call {
         Call {
             engine: self.live.current(),
-            caller: who.clone(),
-            anonymous,
+            caller: who.caller.clone(),
+            anonymous: who.anonymous,
             pool: Some(self.pool.clone()),
-            deadline: self.deadline_at(),
+            payer: who.payer.clone(),
+            deadline: cairn_search::Deadline::at(self.deadline_at()),
             trace_id: crate::ops::new_trace_id(),
             instance,
             text: true,
@@ -147,12 +164,11 @@ impl CairnMcp {
         &self,
         name: &str,
         args: Value,
-        who: &Caller,
-        anonymous: bool,
+        who: &Asker,
     ) -> Result<CallToolResult, ApiError> {
         let op = crate::ops::by_tool(name)
             .ok_or_else(|| ApiError::new(Code::NotFound, format!("no tool named {name:?}")))?;
-        let call = self.call(who, anonymous, format!("mcp:{name}"));
+        let call = self.call(who, format!("mcp:{name}"));
         let answer = op.run(Input::Value(args), call).await?;
         let mut r = CallToolResult::structured(answer.value);
         r.content = vec![ContentBlock::text(answer.text)];
@@ -231,7 +247,7 @@ impl ServerHandler for CairnMcp {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let (who, _) = caller(&context);
+        let who = caller(&context).caller;
         let catalog = toolkit_catalog(&self.live.current().version(who.groups()));
         Ok(ListToolsResult::with_all_items(tools(who.admin, &catalog)))
     }
@@ -241,12 +257,12 @@ impl ServerHandler for CairnMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let (who, anonymous) = caller(&context);
+        let who = caller(&context);
         let args = Value::Object(request.arguments.unwrap_or_default());
         let started = Instant::now();
         let outcome = tokio::select! {
-            r = self.run_tool(&request.name, args, &who, anonymous) => r,
-            // The client gave up: stop waiting (a job already running finishes, unread).
+            r = self.run_tool(&request.name, args, &who) => r,
+            // The client gave up: stop waiting (a job already running is told, and stops).
             () = context.ct.cancelled() => {
                 tracing::info!(tool = %request.name, "tool call cancelled by the client");
                 return Err(McpError::internal_error("cancelled", None));
@@ -255,7 +271,7 @@ impl ServerHandler for CairnMcp {
         tracing::info!(
             target: "cairn::access",
             tool = %request.name,
-            caller = %who.name,
+            caller = %who.caller.name,
             ok = outcome.is_ok(),
             micros = started.elapsed().as_micros() as u64,
             "mcp tool call"
@@ -268,7 +284,7 @@ impl ServerHandler for CairnMcp {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let (who, _) = caller(&context);
+        let who = caller(&context).caller;
         let engine = self.live.current();
         let start: usize = request
             .and_then(|r| r.cursor)
@@ -312,7 +328,7 @@ impl ServerHandler for CairnMcp {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let (who, anonymous) = caller(&context);
+        let who = caller(&context);
         let span = parse_doc_uri(&request.uri).ok_or_else(|| {
             McpError::invalid_params(
                 format!(
@@ -324,7 +340,7 @@ impl ServerHandler for CairnMcp {
         })?;
         // As the `retrieve` tool: on the CPU pool and under the deadline, since
         // reading a kept earlier version may open and verify it first.
-        let call = self.call(&who, anonymous, "mcp:resources/read".to_owned());
+        let call = self.call(&who, "mcp:resources/read".to_owned());
         let r = crate::ops::run::<crate::ops::retrieve::Retrieve>(span, call)
             .await
             .map_err(|e| {
@@ -396,6 +412,9 @@ pub fn http_transport(live: Arc<LiveIndex>, pool: CpuPool, opts: McpOptions) -> 
                 }
                 if req.extensions().contains::<Anonymous>() {
                     ext.insert(Anonymous);
+                }
+                if let Some(p) = req.extensions().get::<crate::costs::Payer>() {
+                    ext.insert(p.clone());
                 }
             },
         )

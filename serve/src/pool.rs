@@ -1,13 +1,15 @@
 //! CPU work (query embedding, ranking) off the async workers: a fixed set of
 //! threads behind a bounded queue. A full queue answers at once, so a burst
 //! gets 503 + Retry-After instead of unbounded latency; a job still queued at
-//! its deadline is dropped unrun; a panic in a job becomes an error, never a
+//! its deadline is dropped unrun; a job whose caller stops waiting (its
+//! deadline passed, or the connection went) sees its abandon flag raised, so
+//! work that checks it stops; a panic in a job becomes an error, never a
 //! dead worker.
 
 use crossbeam_channel::{Sender, TrySendError, bounded};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 type Job = Box<dyn FnOnce() + Send>;
@@ -58,12 +60,27 @@ impl CpuPool {
         self.waiting.load(Ordering::Relaxed)
     }
 
-    /// Runs `f` on a worker and waits for it, until `deadline`.
-    pub async fn run<T, F>(&self, deadline: Instant, f: F) -> Result<T, PoolError>
+    /// Runs `f` on a worker and waits for it, until `deadline`; raises
+    /// `abandon` once it stops waiting, whatever the reason (the job's work
+    /// should check it: see `cairn_search::Deadline`).
+    pub async fn run<T, F>(
+        &self,
+        deadline: Instant,
+        abandon: Arc<AtomicBool>,
+        f: F,
+    ) -> Result<T, PoolError>
     where
         T: Send + 'static,
         F: FnOnce() -> T + Send + 'static,
     {
+        /// Raises the flag when the waiting ends: answered, timed out, or dropped.
+        struct Raise(Arc<AtomicBool>);
+        impl Drop for Raise {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        let _raise = Raise(abandon);
         let (done, result) = tokio::sync::oneshot::channel();
         let waiting = Arc::clone(&self.waiting);
         let job: Job = Box::new(move || {
@@ -111,21 +128,71 @@ mod tests {
         rt.block_on(async {
             let pool = CpuPool::new(1, 1);
             let later = || Instant::now() + Duration::from_secs(5);
-            assert_eq!(pool.run(later(), || 2 + 2).await, Ok(4));
-            let boom: Result<(), _> = pool.run(later(), || panic!("boom")).await;
+            let flag = || Arc::new(AtomicBool::new(false));
+            assert_eq!(pool.run(later(), flag(), || 2 + 2).await, Ok(4));
+            let boom: Result<(), _> = pool.run(later(), flag(), || panic!("boom")).await;
             assert_eq!(boom, Err(PoolError::Panicked));
-            assert_eq!(pool.run(later(), || 1).await, Ok(1), "the worker survived");
+            assert_eq!(
+                pool.run(later(), flag(), || 1).await,
+                Ok(1),
+                "the worker survived"
+            );
             // One job runs, one waits, the third finds the queue full.
             let slow = || std::thread::sleep(Duration::from_millis(300));
             let (a, b, c) = tokio::join!(
-                pool.run(later(), slow),
-                pool.run(later(), slow),
-                pool.run(later(), slow)
+                pool.run(later(), flag(), slow),
+                pool.run(later(), flag(), slow),
+                pool.run(later(), flag(), slow)
             );
             let results = [a, b, c];
             assert!(results.contains(&Err(PoolError::Overloaded)), "{results:?}");
             let soon = Instant::now() + Duration::from_millis(50);
-            assert_eq!(pool.run(soon, slow).await, Err(PoolError::DeadlineExceeded));
+            assert_eq!(
+                pool.run(soon, flag(), slow).await,
+                Err(PoolError::DeadlineExceeded)
+            );
+        });
+    }
+
+    /// A job whose caller stopped waiting sees its flag raised and stops:
+    /// the worker is free again long before the job would have ended.
+    #[test]
+    fn an_abandoned_job_is_told_and_stops() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let pool = CpuPool::new(1, 4);
+            let abandon = Arc::new(AtomicBool::new(false));
+            let seen = Arc::clone(&abandon);
+            // Would spin for 10 s unless told.
+            let job = move || {
+                let start = Instant::now();
+                while start.elapsed() < Duration::from_secs(10) {
+                    if seen.load(Ordering::Relaxed) {
+                        return start.elapsed();
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                start.elapsed()
+            };
+            let soon = Instant::now() + Duration::from_millis(100);
+            assert_eq!(
+                pool.run(soon, Arc::clone(&abandon), job).await,
+                Err(PoolError::DeadlineExceeded)
+            );
+            assert!(abandon.load(Ordering::Relaxed));
+            // The next job runs at once: the abandoned one gave the worker back.
+            let started = Instant::now();
+            let later = Instant::now() + Duration::from_secs(5);
+            let fresh = Arc::new(AtomicBool::new(false));
+            assert_eq!(pool.run(later, fresh, || 7).await, Ok(7));
+            assert!(
+                started.elapsed() < Duration::from_secs(2),
+                "{:?}",
+                started.elapsed()
+            );
         });
     }
 }

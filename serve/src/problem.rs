@@ -96,6 +96,7 @@ impl ApiError {
     pub fn response(&self, trace_id: &str, instance: &str) -> HttpResponse {
         let mut res = HttpResponse::build(self.status);
         res.insert_header((header::CONTENT_TYPE, PROBLEM_JSON));
+        res.insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
         if let Ok(v) = HeaderValue::from_str(trace_id) {
             res.insert_header(("x-trace-id", v));
         }
@@ -211,9 +212,18 @@ impl From<SearchError> for ApiError {
             },
             SearchError::Forbidden(message) => ApiError::new(code, message),
             SearchError::DeadlineExceeded => crate::pool::PoolError::DeadlineExceeded.into(),
+            // The caller's own doing, said to the caller, not logged as the server's fault.
+            e @ SearchError::VersionGone(_) => ApiError {
+                field: Some("index_version".to_owned()),
+                ..ApiError::new(code, e.to_string())
+            },
             other => {
-                // Never echo a library's internal text to clients.
-                tracing::error!(error = %other, %code, "search library failed");
+                // Never echo a library's internal text to clients; only the
+                // server's own failures are errors in its log.
+                match code.http_status() >= 500 {
+                    true => tracing::error!(error = %other, %code, "search library failed"),
+                    false => tracing::debug!(error = %other, %code, "refused"),
+                }
                 let e = ApiError::new(
                     code,
                     "the search failed; quote the trace_id when reporting it",

@@ -64,6 +64,9 @@ fn config(a: ServeArgs) -> anyhow::Result<ServeConfig> {
     http.queue = a.work.queue;
     http.rate_limit = a.rate_limit;
     http.anonymous_rate_limit = (a.anonymous_rate_limit > 0).then_some(a.anonymous_rate_limit);
+    http.cpu_budget_ms = a.cpu_budget_ms;
+    http.anonymous_cpu_budget_ms =
+        (a.anonymous_cpu_budget_ms > 0).then_some(a.anonymous_cpu_budget_ms);
     http.trusted_proxies = a.trusted_proxy;
     http.public_url = a.public_url;
     http.ui = !a.no_ui;

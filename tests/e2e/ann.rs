@@ -57,7 +57,7 @@ fn answer_filtered(
             threshold: None,
             mode,
             groups,
-            deadline: None,
+            deadline: cairn_search::Deadline::none(),
         })
         .expect("search");
     r.hits

@@ -206,7 +206,7 @@ fn pages_add_up_and_hidden_documents_never_match() {
     // says so with a cursor that starts the same page again.
     let r = e
         .grep(&GrepRequest {
-            deadline: Some(std::time::Instant::now()),
+            deadline: cairn_search::Deadline::at(std::time::Instant::now()),
             ..all(None)
         })
         .expect("grep");

@@ -623,7 +623,7 @@ fn secrets_in_repository_urls_never_reach_a_message() {
 }
 
 /// A TCP server that accepts connections and says nothing.
-fn silent_server() -> (String, std::thread::JoinHandle<()>) {
+pub(crate) fn silent_server() -> (String, std::thread::JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let handle = std::thread::spawn(move || {

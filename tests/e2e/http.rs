@@ -42,6 +42,15 @@ pub fn served_with(
     if let Some(g) = alpha_groups {
         w.write_config(&format!("    groups: [{g}]\n"));
     }
+    served_world(w, extra, tweak)
+}
+
+/// [`served_with`] on the world `w` as it is set up (its config and build settings).
+pub fn served_world(
+    w: World,
+    extra: Vec<(&str, Vec<u8>)>,
+    tweak: impl FnOnce(&mut HttpOptions),
+) -> Served {
     let long: String = (1..=450).map(|i| format!("line {i}\n")).collect();
     let mut files = vec![("docs/long.txt", long.into_bytes())];
     files.extend(extra);
@@ -782,12 +791,20 @@ async fn a_full_queue_answers_503_and_a_panic_500() {
     let pause = || actix_web::rt::time::sleep(std::time::Duration::from_millis(100));
     let a = actix_web::rt::spawn({
         let st = blocker.clone();
-        async move { st.cpu(hold).await }
+        async move {
+            st.pool
+                .run(st.deadline_at(), Default::default(), hold)
+                .await
+        }
     });
     pause().await; // the worker has taken it
     let b = actix_web::rt::spawn({
         let st = blocker.clone();
-        async move { st.cpu(hold).await }
+        async move {
+            st.pool
+                .run(st.deadline_at(), Default::default(), hold)
+                .await
+        }
     });
     pause().await; // and this one waits in the queue
     let app = test::init_service(app(s.state.clone()).route(

@@ -12,6 +12,7 @@ mod fuzz;
 mod grep;
 mod hardening;
 mod hardening2;
+mod hardening3;
 mod http;
 mod install;
 mod mcp;

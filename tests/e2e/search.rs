@@ -786,7 +786,7 @@ fn a_search_past_its_deadline_stops() {
     let late = e.search(&SearchRequest {
         query: "fit_model".into(),
         rephrasings: Vec::new(),
-        deadline: Some(std::time::Instant::now()),
+        deadline: cairn_search::Deadline::at(std::time::Instant::now()),
         ..SearchRequest::default()
     });
     assert!(
@@ -796,7 +796,9 @@ fn a_search_past_its_deadline_stops() {
     let fine = e.search(&SearchRequest {
         query: "fit_model".into(),
         rephrasings: Vec::new(),
-        deadline: Some(std::time::Instant::now() + std::time::Duration::from_secs(60)),
+        deadline: cairn_search::Deadline::at(
+            std::time::Instant::now() + std::time::Duration::from_secs(60),
+        ),
         ..SearchRequest::default()
     });
     assert!(fine.is_ok());

@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Bumped whenever chunking or the embedded text changes, so the version changes with it.
-const CHUNKER_VERSION: u32 = 6;
+const CHUNKER_VERSION: u32 = 7;
 /// Tokens kept free in each chunk for the header (repo, path, title).
 const HEADER_TOKENS: usize = 24;
 /// Texts sent to the model per call (progress granularity; the model batches within).
@@ -162,6 +162,10 @@ pub struct BuildSummary {
     pub tokens_per_second: f64,
     /// Whole build, seconds.
     pub wall_seconds: f64,
+    /// This process's peak resident memory so far, bytes (Linux; absent
+    /// where the kernel does not say).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_rss_bytes: Option<u64>,
     /// Bytes of the published version folder.
     pub index_bytes: u64,
 }
@@ -267,4 +271,18 @@ pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummar
     )?;
     embedded.save_cache(reporter);
     Ok(summary)
+}
+
+/// This process's peak resident memory, from the kernel (`VmHWM`).
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kb * 1024)
 }

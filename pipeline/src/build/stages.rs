@@ -25,6 +25,9 @@ pub(super) fn sync_all(
     // All articles share one repository's PDF time (`pdf_repo_seconds`):
     // a bibliography of many slow PDFs holds the build no longer than a repository.
     let mut articles_clock = PdfClock::new(settings.read_limits(opts.pdf_helper.as_deref()).pdf);
+    // And one download time (`articles_fetch_seconds`): what is left of it
+    // is all the next article may take.
+    let mut fetch_left = settings.fetch_budget();
     for &cfg in configs {
         let mut record = RepoRecord {
             name: cfg.name.clone(),
@@ -48,7 +51,7 @@ pub(super) fn sync_all(
                 spec,
                 record,
                 opts,
-                &mut articles_clock,
+                (&mut articles_clock, &mut fetch_left),
                 reporter,
             )?);
             reporter.advance(1);
@@ -138,14 +141,16 @@ pub(super) fn sync_all(
     Ok(out)
 }
 
-/// An article's one document: its PDF fetched (or, when that fails and
-/// `--keep-going` is set, the copy a build fetched before), its text extracted.
+/// An article's one document: its PDF fetched within what is left of the
+/// articles' download time (or, when that fails and `--keep-going` is set,
+/// or the time is spent, the copy a build fetched before), its text
+/// extracted within what is left of their PDF time.
 fn article_docs(
     cfg: &RepoConfig,
     spec: &crate::articles::ArticleSpec,
     mut record: RepoRecord,
     opts: &BuildOptions,
-    clock: &mut PdfClock,
+    (clock, fetch_left): (&mut PdfClock, &mut std::time::Duration),
     reporter: &dyn Reporter,
 ) -> Result<RepoDocs, BuildError> {
     let max_bytes = clock.max_bytes();
@@ -161,23 +166,31 @@ fn article_docs(
             wait.as_secs()
         ));
     };
+    let started = std::time::Instant::now();
     let fetched = crate::articles::fetch(
         cfg,
         spec,
         &opts.cache,
         &opts.arxiv_url,
         max_bytes,
+        *fetch_left,
         Retry::default(),
         retrying,
     );
+    *fetch_left = fetch_left.saturating_sub(started.elapsed());
     let mut skipped = Vec::new();
     let bytes = match fetched {
         Ok(b) => Some(b),
-        // A bibliography's link that now answers with a web page: the copy
-        // fetched before still stands (stale), as for a failed fetch.
+        // A bibliography's link that now answers with a web page, or an
+        // article the download time did not reach: the copy fetched before
+        // still stands (stale), as for a failed fetch.
         Err(
             e @ crate::articles::FetchError {
-                skip: Some(cairn_index::manifest::SkipReason::NotAPdf),
+                skip:
+                    Some(
+                        cairn_index::manifest::SkipReason::NotAPdf
+                        | cairn_index::manifest::SkipReason::FetchBudget,
+                    ),
                 ..
             },
         ) if crate::articles::cached(cfg, spec, &opts.cache).is_some() => {
@@ -281,7 +294,7 @@ pub(super) fn chunk_repos(
                 &count,
             );
             if d.language == cairn_index::Language::Latex && !bib.is_empty() {
-                cite_references(&mut chunks, bib);
+                cite_references(&mut chunks, bib, &count);
             }
             reporter.advance(1);
             chunks
@@ -309,18 +322,24 @@ fn bibliography(docs: &[SourceDoc]) -> Bibliography {
 }
 
 /// Adds `cites: …` (the references a chunk cites) to its text and its
-/// subchunks' texts: what is indexed and embedded, never the span.
-fn cite_references(chunks: &mut [ChunkDraft], bib: &Bibliography) {
-    let add = |text: &mut String| {
+/// subchunks' texts: what is indexed and embedded, never the span. Their
+/// token estimates grow by the line's tokens (`count`, as chunking counts).
+fn cite_references(
+    chunks: &mut [ChunkDraft],
+    bib: &Bibliography,
+    count: &dyn Fn(&[&str]) -> Vec<usize>,
+) {
+    let add = |text: &mut String, tokens: &mut usize| {
         if let Some(cites) = bib.resolve(text) {
+            *tokens += count(&[cites.as_str()]).first().map_or(0, |t| t + 1);
             text.push('\n');
             text.push_str(&cites);
         }
     };
     for c in chunks {
-        add(&mut c.text);
+        add(&mut c.text, &mut c.tokens);
         for s in &mut c.subchunks {
-            add(&mut s.text);
+            add(&mut s.text, &mut s.tokens);
         }
     }
 }
@@ -547,6 +566,7 @@ pub(super) fn unchanged(
         chunks_per_second: 0.0,
         tokens_per_second: 0.0,
         wall_seconds: started.elapsed().as_secs_f64(),
+        peak_rss_bytes: super::peak_rss_bytes(),
         index_bytes: dir_size(root.version_dir(version).path()),
     }))
 }
@@ -627,6 +647,7 @@ pub(super) fn publish(
         chunks_per_second: per(s.embedded as f64),
         tokens_per_second: per(s.embedded_tokens as f64),
         wall_seconds: started.elapsed().as_secs_f64(),
+        peak_rss_bytes: super::peak_rss_bytes(),
         index_bytes: dir_size(sealed.path()),
     })
 }

@@ -3,7 +3,7 @@
 //! C/C++ macros, classes and functions; Fortran units; headings of
 //! markdown, reST and LaTeX as sections. Each with its line span.
 
-use super::languages::{Grammar, markdown_headings, rst_headings};
+use super::languages::{Grammar, MAX_NAME_CHARS, join_capped, markdown_headings, rst_headings};
 use cairn_index::{DefKind, DefinitionRecord, DocRecord, LineIndex, LineSpan};
 
 /// One definition in a document's lines (1-based lines).
@@ -57,9 +57,11 @@ fn last_content(lines: &[&str], from: usize, to: usize) -> u32 {
         .map_or(from as u32 + 1, |i| i as u32 + 1)
 }
 
+/// The identifier `s` starts with, cut to [`MAX_NAME_CHARS`].
 fn identifier(s: &str) -> String {
     s.chars()
         .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .take(MAX_NAME_CHARS)
         .collect()
 }
 
@@ -96,11 +98,13 @@ pub(super) fn python(lines: &[&str]) -> Vec<Found> {
                 in_string = Some(q);
             }
         }
-        let scope = open
-            .iter()
-            .map(|&(_, k)| out[k].name.as_str())
-            .collect::<Vec<_>>()
-            .join(".");
+        let scope = join_capped(
+            &open
+                .iter()
+                .map(|&(_, k)| out[k].name.as_str())
+                .collect::<Vec<_>>(),
+            ".",
+        );
         let def = t
             .strip_prefix("async def ")
             .or_else(|| t.strip_prefix("def "))
@@ -180,7 +184,9 @@ pub(super) fn brace(lines: &[&str]) -> Vec<Found> {
                         .next()?
                         .rsplit("::")
                         .next()?
-                        .to_owned();
+                        .chars()
+                        .take(MAX_NAME_CHARS)
+                        .collect::<String>();
                     let keyword = ["if", "for", "while", "switch", "return", "sizeof"]
                         .contains(&name.as_str());
                     (!name.is_empty()
@@ -259,11 +265,13 @@ pub(super) fn fortran(lines: &[&str]) -> Vec<Found> {
             if name.is_empty() {
                 continue;
             }
-            let scope = open
-                .iter()
-                .map(|&j| out[j].name.as_str())
-                .collect::<Vec<_>>()
-                .join(".");
+            let scope = join_capped(
+                &open
+                    .iter()
+                    .map(|&j| out[j].name.as_str())
+                    .collect::<Vec<_>>(),
+                ".",
+            );
             open.push(out.len());
             out.push(Found {
                 name,

@@ -112,6 +112,7 @@ pub(super) fn from_boundaries(n: u32, mut starts: Vec<(u32, String)>) -> Vec<Sec
             start: *start,
             end,
             title: title.clone(),
+            own: None,
         });
     }
     out
@@ -140,7 +141,7 @@ pub(super) fn markdown_headings(lines: &[&str]) -> Vec<(u32, String)> {
         if level > 6 || !(rest.is_empty() || rest.starts_with(' ')) {
             continue;
         }
-        let title = rest.trim().trim_end_matches('#').trim().to_owned();
+        let title = capped(rest.trim().trim_end_matches('#').trim(), MAX_HEADING_CHARS);
         path.retain(|(lv, _)| *lv < level);
         path.push((level, title));
         out.push((i as u32 + 1, join_path(&path)));
@@ -148,11 +149,62 @@ pub(super) fn markdown_headings(lines: &[&str]) -> Vec<(u32, String)> {
     out
 }
 
+/// Most characters of one heading in a title, a heading path or a scope.
+pub(super) const MAX_HEADING_CHARS: usize = 80;
+/// Most characters of a name (an identifier) a definition keeps.
+pub(super) const MAX_NAME_CHARS: usize = 120;
+/// Most characters of a joined heading path, scope or chunk title: a file
+/// of thousands of headings under one huge one must not copy it into each.
+pub(super) const MAX_PATH_CHARS: usize = 256;
+
+/// `s` cut to `max` characters, `…` standing for the rest.
+pub(super) fn capped(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_owned(),
+        Some(_) => {
+            let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+            out.push('…');
+            out
+        }
+    }
+}
+
+/// `parts` joined by `sep` within [`MAX_PATH_CHARS`]: where they do not fit,
+/// the first and as many of the innermost as fit, `…` between (`Guide > … >
+/// Install > Linux`). Callers cap each part (a heading at
+/// [`MAX_HEADING_CHARS`], a name at [`MAX_NAME_CHARS`]), so the first and
+/// the last always fit.
+pub(super) fn join_capped(parts: &[&str], sep: &str) -> String {
+    let len = |p: &str| p.chars().count();
+    let sep_len = sep.chars().count();
+    let whole: usize =
+        parts.iter().map(|p| len(p)).sum::<usize>() + sep_len * parts.len().saturating_sub(1);
+    let Some((first, rest)) = parts.split_first() else {
+        return String::new();
+    };
+    if whole <= MAX_PATH_CHARS {
+        return parts.join(sep);
+    }
+    let mut used = len(first) + 2 * sep_len + 1;
+    let mut inner: Vec<&str> = Vec::new();
+    for p in rest.iter().rev() {
+        if used + len(p) + sep_len > MAX_PATH_CHARS && !inner.is_empty() {
+            break;
+        }
+        used += len(p) + sep_len;
+        inner.push(p);
+    }
+    inner.push("…");
+    inner.push(first);
+    inner.reverse();
+    capped(&inner.join(sep), MAX_PATH_CHARS)
+}
+
 pub(super) fn join_path(path: &[(usize, String)]) -> String {
-    path.iter()
-        .map(|(_, t)| t.as_str())
-        .collect::<Vec<_>>()
-        .join(" > ")
+    join_capped(
+        &path.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+        " > ",
+    )
 }
 
 pub(super) fn is_rst_underline(l: &str) -> Option<char> {
@@ -182,7 +234,7 @@ pub(super) fn rst_headings(lines: &[&str]) -> Vec<(u32, String)> {
             levels.len() - 1
         });
         path.retain(|(lv, _)| *lv < level);
-        path.push((level, title.to_owned()));
+        path.push((level, capped(title, MAX_HEADING_CHARS)));
         let start = if overline { i } else { i + 1 };
         out.push((start as u32, join_path(&path)));
     }
@@ -211,10 +263,10 @@ pub(super) fn latex_sections(lines: &[&str]) -> Vec<(u32, String)> {
     });
     let mut out = Vec::new();
     let mut path: Vec<(usize, String)> = Vec::new();
-    let rooted = |path: &[(usize, String)]| match &root {
-        Some(r) if path.is_empty() => r.clone(),
-        Some(r) => format!("{r} > {}", join_path(path)),
-        None => join_path(path),
+    let rooted = |path: &[(usize, String)]| {
+        let mut parts: Vec<&str> = root.iter().map(String::as_str).collect();
+        parts.extend(path.iter().map(|(_, t)| t.as_str()));
+        join_capped(&parts, " > ")
     };
     if root.is_some() {
         out.push((1, rooted(&[])));
@@ -316,11 +368,9 @@ pub(super) fn pdf_headings(lines: &[&str]) -> Vec<(u32, String)> {
         };
         path.retain(|(lv, _)| *lv < level);
         path.push((level, title));
-        let joined = join_path(&path);
-        out.push((
-            i as u32 + 1,
-            root.map_or(joined.clone(), |r| format!("{r} > {joined}")),
-        ));
+        let mut parts: Vec<&str> = root.into_iter().collect();
+        parts.extend(path.iter().map(|(_, t)| t.as_str()));
+        out.push((i as u32 + 1, join_capped(&parts, " > ")));
     }
     out
 }
@@ -371,6 +421,7 @@ pub(super) fn def_name(t: &str) -> Option<String> {
         .1
         .chars()
         .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .take(MAX_NAME_CHARS)
         .collect();
     (!name.is_empty()).then(|| format!("{} {name}", rest.0))
 }

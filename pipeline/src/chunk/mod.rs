@@ -88,6 +88,11 @@ struct Section {
     start: u32,
     end: u32,
     title: String,
+    /// Its own text, where its raw lines also carry other sections' text (a
+    /// notebook saved on one line: every cell is on line 1). Such a section
+    /// is one chunk of this text, never packed with another or windowed: the
+    /// lines cannot tell its text from theirs.
+    own: Option<String>,
 }
 
 /// Chunks `doc` under `limits`, with its subchunks under `subchunk_limits`
@@ -125,16 +130,20 @@ pub fn chunk_document(
     let display_refs: Vec<&str> = display.iter().map(String::as_str).collect();
     let tokens = count(&display_refs);
     let soft = soft_boundaries(grammar, &raw);
-    let ctx = |limits| Ctx {
+    let defs = inner_defs(grammar, &display_refs);
+    let ctx = |limits, own_drafts| Ctx {
         lines: &display_refs,
         tokens: &tokens,
         soft: &soft,
+        inner_defs: &defs,
         breaks,
         limits,
         grammar,
+        count,
+        own_drafts,
     };
-    let mut chunks = ctx(limits).drafts(sections.clone());
-    let subchunks = ctx(subchunk_limits).drafts(sections);
+    let mut chunks = ctx(limits, true).drafts(sections.clone());
+    let subchunks = ctx(subchunk_limits, false).drafts(sections);
     attach(&mut chunks, subchunks);
     chunks
 }
@@ -156,6 +165,7 @@ fn split_at(sections: Vec<Section>, breaks: &[u32]) -> Vec<Section> {
                 start,
                 end: b - 1,
                 title: s.title.clone(),
+                own: None,
             });
             start = b;
         }
@@ -163,6 +173,7 @@ fn split_at(sections: Vec<Section>, breaks: &[u32]) -> Vec<Section> {
             start,
             end: s.end,
             title: s.title,
+            own: s.own,
         });
     }
     out
@@ -208,7 +219,30 @@ fn whole(n: u32) -> Section {
         start: 1,
         end: n,
         title: String::new(),
+        own: None,
     }
+}
+
+/// For each line (0-based), the line (1-based) of the nearest indented
+/// `def` or `class` at or above it, in Python (a window inside a long class
+/// is titled by the method it is in); empty for other grammars. One pass,
+/// where a walk back from each window was quadratic on long class bodies.
+fn inner_defs(grammar: Grammar, lines: &[&str]) -> Vec<Option<u32>> {
+    if !grammar.python_defs || grammar.cells {
+        return Vec::new();
+    }
+    let mut last = None;
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let t = line.trim_start();
+            if line.len() != t.len() && languages::def_name(t).is_some() {
+                last = Some(i as u32 + 1);
+            }
+            last
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -428,6 +462,170 @@ mod tests {
             .join("\n");
         assert!(all.contains("with Pool() as pool:"), "{all}");
         assert!(!all.contains("execution_count"));
+    }
+
+    /// Third review, finding 2: one huge heading over thousands of
+    /// subheadings is cut in every chunk title, heading path and scope
+    /// (before, each of them copied it whole: a 657 MB definitions.json).
+    #[test]
+    fn a_huge_heading_is_cut_in_every_title_path_and_scope() {
+        use super::languages::{MAX_HEADING_CHARS, MAX_PATH_CHARS};
+        let huge = "h".repeat(100_000);
+        let mut md = format!("# {huge}\n");
+        let mut rst = format!("{huge}\n{}\n", "=".repeat(100_000));
+        for i in 0..2_000 {
+            md.push_str(&format!("## part {i}\ntext {i}\n### detail {i}\nmore\n"));
+            rst.push_str(&format!("part {i}\n-------\ntext\n\n"));
+        }
+        for (path, text, defines) in [
+            (
+                "a.md",
+                &md,
+                super::definitions::markdown as fn(&[&str]) -> Vec<_>,
+            ),
+            ("a.rst", &rst, super::definitions::rst),
+        ] {
+            let c = chunks(&doc(path, text));
+            assert!(c.len() > 100, "{path}");
+            for ch in &c {
+                assert!(
+                    ch.title.chars().count() <= MAX_PATH_CHARS,
+                    "{path}: {}",
+                    ch.title.len()
+                );
+            }
+            let lines: Vec<&str> = text.lines().collect();
+            let defs = defines(&lines);
+            assert!(defs.len() >= 2_000, "{path}");
+            for d in &defs {
+                assert!(d.name.chars().count() <= MAX_HEADING_CHARS, "{path}");
+                assert!(d.scope.chars().count() <= MAX_PATH_CHARS, "{path}");
+            }
+            let deep = defs.iter().find(|d| d.name == "part 7").expect("part 7");
+            assert!(
+                deep.scope.starts_with("hhh") && deep.scope.ends_with('…'),
+                "{}",
+                deep.scope
+            );
+        }
+        let md_defs = super::definitions::markdown(&md.lines().collect::<Vec<_>>());
+        let detail = md_defs
+            .iter()
+            .find(|d| d.name == "detail 9")
+            .expect("detail 9");
+        assert!(detail.scope.ends_with(" > part 9"), "{}", detail.scope);
+    }
+
+    /// The same for Python and Fortran scopes: deep nesting of long names
+    /// keeps the innermost names within the cap.
+    #[test]
+    fn deep_scopes_keep_their_innermost_names_within_the_cap() {
+        use super::languages::{MAX_NAME_CHARS, MAX_PATH_CHARS};
+        let name = |i: usize| format!("f{i}_{}", "n".repeat(150));
+        let py: String = (0..200)
+            .map(|i| format!("{}def {}():\n", "    ".repeat(i), name(i)))
+            .collect::<String>()
+            + &"    ".repeat(200)
+            + "return 1\n";
+        let defs = super::definitions::python(&py.lines().collect::<Vec<_>>());
+        assert_eq!(defs.len(), 200);
+        for d in &defs {
+            assert!(d.name.chars().count() <= MAX_NAME_CHARS);
+            assert!(
+                d.scope.chars().count() <= MAX_PATH_CHARS,
+                "{}",
+                d.scope.len()
+            );
+        }
+        let last = &defs[199].scope;
+        assert!(
+            last.contains(&name(198)[..MAX_NAME_CHARS]) && last.contains('…'),
+            "{last}"
+        );
+        let f90: String = (0..200)
+            .map(|i| format!("module {}\n", name(i)))
+            .collect::<String>()
+            + &"end module\n".repeat(200);
+        for d in super::definitions::fortran(&f90.lines().collect::<Vec<_>>()) {
+            assert!(d.scope.chars().count() <= MAX_PATH_CHARS);
+        }
+    }
+
+    #[test]
+    fn paths_keep_the_root_and_the_innermost_parts_that_fit() {
+        use super::languages::{MAX_PATH_CHARS, join_capped};
+        assert_eq!(join_capped(&["A", "B", "C"], " > "), "A > B > C");
+        assert_eq!(join_capped(&[], " > "), "");
+        let long: Vec<String> = (0..10).map(|i| format!("{i}{}", "x".repeat(60))).collect();
+        let parts: Vec<&str> = long.iter().map(String::as_str).collect();
+        let joined = join_capped(&parts, " > ");
+        assert!(joined.chars().count() <= MAX_PATH_CHARS, "{}", joined.len());
+        assert!(joined.starts_with("0xxx") && joined.contains(" > … > "));
+        assert!(joined.ends_with(&long[9]), "{joined}");
+    }
+
+    /// Third review, finding 3: a notebook saved on one line gives each
+    /// cell its own text, not the whole notebook (quadratic before).
+    #[test]
+    fn a_notebook_on_one_line_gives_each_cell_its_own_text() {
+        let cells: Vec<String> = (0..400)
+            .map(|i| {
+                format!(
+                    r#"{{"cell_type":"code","metadata":{{}},"outputs":[],"source":["x{i} = {i}\n","print(x{i})"]}}"#
+                )
+            })
+            .collect();
+        let nb = format!(
+            r#"{{"cells":[{}],"metadata":{{}},"nbformat":4,"nbformat_minor":5}}"#,
+            cells.join(",")
+        );
+        assert!(!nb.contains('\n'));
+        let c = chunks(&doc("one.ipynb", &nb));
+        assert_eq!(c.len(), 400);
+        for (i, ch) in c.iter().enumerate() {
+            assert_eq!(ch.text, format!("x{i} = {i}\nprint(x{i})"));
+            assert_eq!(ch.span, LineSpan { start: 1, end: 1 });
+            assert!(ch.tokens > 0 && ch.tokens < 20, "{}", ch.tokens);
+        }
+        let total: usize = c
+            .iter()
+            .map(|ch| ch.text.len() + ch.subchunks.iter().map(|s| s.text.len()).sum::<usize>())
+            .sum();
+        assert!(
+            total < 2 * nb.len(),
+            "{total} bytes of text for a {} byte notebook",
+            nb.len()
+        );
+    }
+
+    /// Windows inside a long class are titled by the method they are in,
+    /// found in one pass (the walk back from each window was quadratic).
+    #[test]
+    fn windows_in_a_long_class_name_their_method() {
+        let mut text = String::from("class Big:\n");
+        for i in 0..300 {
+            text.push_str(&format!(
+                "    def m{i}(self):\n        a = {i}\n        return a\n\n"
+            ));
+        }
+        let c = chunks(&doc("big.py", &text));
+        assert!(c.len() > 20);
+        for ch in &c[1..] {
+            let name = ch.title.strip_prefix("class Big > def ").expect(&ch.title);
+            let def_line = text
+                .lines()
+                .enumerate()
+                .take(ch.span.end as usize)
+                .filter(|(_, l)| l.trim_start().starts_with("def "))
+                .last()
+                .map(|(_, l)| l.trim_start().to_owned())
+                .expect("a def above");
+            assert!(
+                def_line.starts_with(&format!("def {name}(")),
+                "{} vs {def_line}",
+                ch.title
+            );
+        }
     }
 
     #[test]

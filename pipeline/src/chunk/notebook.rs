@@ -8,10 +8,24 @@ use cairn_index::LineIndex;
 use cairn_index::notebook::{CellKind, Notebook};
 
 /// The sections of a notebook and, for each raw line, the text it carries;
-/// `None` when `text` is not a notebook.
+/// `None` when `text` is not a notebook. A cell whose raw lines carry other
+/// cells' source too (a notebook saved on one line) gets its own text, so no
+/// chunk holds the other cells' (which made each chunk the whole notebook:
+/// quadratic time and memory).
 pub(super) fn notebook_lines(text: &str, index: &LineIndex) -> Option<(Vec<Section>, Vec<String>)> {
     let nb = Notebook::parse(text, index)?;
     let mut display = vec![String::new(); index.line_count() as usize];
+    // How many cells each raw line carries source of.
+    let mut owners = vec![0u32; display.len()];
+    for cell in &nb.cells {
+        let mut last = 0;
+        for l in &cell.lines {
+            if l.raw != last {
+                owners[(l.raw - 1) as usize] += 1;
+                last = l.raw;
+            }
+        }
+    }
     let mut sections = Vec::with_capacity(nb.cells.len());
     for cell in &nb.cells {
         for l in &cell.lines {
@@ -31,10 +45,18 @@ pub(super) fn notebook_lines(text: &str, index: &LineIndex) -> Option<(Vec<Secti
                 .collect(),
             _ => String::new(),
         };
+        let shared = cell.lines.iter().any(|l| owners[(l.raw - 1) as usize] > 1);
         sections.push(Section {
             start: cell.span.start,
             end: cell.span.end,
             title,
+            own: shared.then(|| {
+                cell.lines
+                    .iter()
+                    .map(|l| l.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }),
         });
     }
     Some((sections, display))

@@ -2,19 +2,28 @@
 //! section over the line or token limit cut into overlapping windows at soft
 //! boundaries, each window a draft.
 
-use super::languages::{Grammar, def_name, symbols};
-use super::{ChunkDraft, ChunkLimits, Section};
+use super::languages::{Grammar, MAX_PATH_CHARS, capped, def_name, symbols};
+use super::{ChunkDraft, ChunkLimits, Section, SubchunkDraft};
 use cairn_index::LineSpan;
 
 pub(super) struct Ctx<'a> {
     pub(super) lines: &'a [&'a str],
     pub(super) tokens: &'a [usize],
     pub(super) soft: &'a [bool],
+    /// For each line, the nearest indented definition at or above it
+    /// (Python; see `inner_defs`).
+    pub(super) inner_defs: &'a [Option<u32>],
     /// Lines no chunk spans across (a PDF's page starts): sections are cut
     /// there already, and packing never joins over them.
     pub(super) breaks: &'a [u32],
     pub(super) limits: &'a ChunkLimits,
     pub(super) grammar: Grammar,
+    /// Model tokens of each line (a section's own text is counted with it).
+    pub(super) count: &'a dyn Fn(&[&str]) -> Vec<usize>,
+    /// Whether a section with its own text gives a draft (the chunks'
+    /// pass: one chunk, its own subchunk inside) or only keeps its place
+    /// (the subchunks' pass: no other section is packed across it).
+    pub(super) own_drafts: bool,
 }
 
 impl Ctx<'_> {
@@ -22,6 +31,12 @@ impl Ctx<'_> {
     pub(super) fn drafts(&self, sections: Vec<Section>) -> Vec<ChunkDraft> {
         let mut out = Vec::new();
         for section in pack(self, sections) {
+            if let Some(own) = &section.own {
+                if self.own_drafts {
+                    out.extend(self.own_draft(&section, own));
+                }
+                continue;
+            }
             for span in self.windows(&section) {
                 let lines = &self.lines[(span.start - 1) as usize..span.end as usize];
                 let text = lines.join("\n");
@@ -31,7 +46,7 @@ impl Ctx<'_> {
                 out.push(ChunkDraft {
                     symbols: symbols(self.grammar, lines),
                     tokens: self.tokens_of(span.start, span.end),
-                    title: self.window_title(&section, span),
+                    title: capped(&self.window_title(&section, span), MAX_PATH_CHARS),
                     span,
                     text,
                     subchunks: Vec::new(),
@@ -39,6 +54,35 @@ impl Ctx<'_> {
             }
         }
         out
+    }
+
+    /// The one draft of a section with its own text (see `Section::own`),
+    /// with that text as its one subchunk: the lines cannot tell which
+    /// chunk a subchunk of theirs belongs to.
+    fn own_draft(&self, s: &Section, own: &str) -> Option<ChunkDraft> {
+        if own.trim().is_empty() {
+            return None;
+        }
+        let lines: Vec<&str> = own.split('\n').collect();
+        let span = LineSpan {
+            start: s.start,
+            end: s.end,
+        };
+        let title = capped(&s.title, MAX_PATH_CHARS);
+        let tokens = (self.count)(&lines).iter().map(|t| t + 1).sum();
+        Some(ChunkDraft {
+            span,
+            symbols: symbols(self.grammar, &lines),
+            tokens,
+            subchunks: vec![SubchunkDraft {
+                span,
+                title: title.clone(),
+                text: own.to_owned(),
+                tokens,
+            }],
+            title,
+            text: own.to_owned(),
+        })
     }
 
     pub(super) fn tokens_of(&self, start: u32, end: u32) -> usize {
@@ -103,19 +147,17 @@ impl Ctx<'_> {
 
     pub(super) fn window_title(&self, s: &Section, span: LineSpan) -> String {
         // Inside a long class, name the method the window is in.
-        if self.grammar.python_defs && !self.grammar.cells {
-            let inner = (s.start..=span.end).rev().find_map(|l| {
-                let line = self.lines[(l - 1) as usize];
-                let t = line.trim_start();
-                (line.len() != t.len()).then(|| def_name(t)).flatten()
-            });
-            if let Some(name) = inner
-                && !s.title.is_empty()
-            {
-                return format!("{} > {name}", s.title);
-            }
+        let inner = self
+            .inner_defs
+            .get(span.end as usize - 1)
+            .copied()
+            .flatten()
+            .filter(|&l| l >= s.start)
+            .and_then(|l| def_name(self.lines[l as usize - 1].trim_start()));
+        match inner {
+            Some(name) if !s.title.is_empty() => format!("{} > {name}", s.title),
+            _ => s.title.clone(),
         }
-        s.title.clone()
     }
 }
 
@@ -123,7 +165,10 @@ impl Ctx<'_> {
 pub(super) fn pack(ctx: &Ctx, sections: Vec<Section>) -> Vec<Section> {
     let mut out: Vec<Section> = Vec::new();
     for s in sections {
-        if let Some(prev) = out.last_mut() {
+        if let Some(prev) = out
+            .last_mut()
+            .filter(|p| p.own.is_none() && s.own.is_none())
+        {
             let small = |a: u32, b: u32| ctx.line_count(a, b) < ctx.limits.min_lines;
             // A notebook's short markdown cell and the code cells after it belong
             // together, across the outputs between them; a titled (markdown)

@@ -10,6 +10,14 @@ use crate::grep::{
 use crate::{MAX_TEXT_BYTES, SearchError, access, invalid};
 use cairn_index::LineSpan;
 
+/// Lines matched between two looks at the deadline.
+const LINES_PER_CHECK: usize = 4096;
+/// Bytes of a file matched at once before the deadline is looked at again.
+const BYTES_PER_CHECK: usize = 256 * 1024;
+/// The longest `path` glob taken: its matcher is a regular expression built
+/// per call, and a long enough glob makes one too large to build.
+pub const MAX_GLOB_BYTES: usize = 256;
+
 /// Where a page starts: after position `line` (a line; in a notebook, a
 /// line of its cells' source) of the document at `rank` in doc_id order.
 struct Cursor {
@@ -75,17 +83,7 @@ impl Engine {
         if req.context > MAX_CONTEXT {
             return Err(invalid("context", format!("at most {MAX_CONTEXT} lines")));
         }
-        let glob = req
-            .path
-            .as_deref()
-            .map(|g| {
-                globset::GlobBuilder::new(g)
-                    .literal_separator(false)
-                    .build()
-                    .map(|g| g.compile_matcher())
-                    .map_err(|e| invalid("path", format!("not a glob: {e}")))
-            })
-            .transpose()?;
+        let glob = req.path.as_deref().map(path_glob).transpose()?;
         let start = req
             .cursor
             .as_deref()
@@ -130,7 +128,7 @@ impl Engine {
             {
                 continue;
             }
-            if super::check_deadline(req.deadline).is_err() {
+            if req.deadline.passed() {
                 out.truncated = Some(GrepCap::Deadline);
                 out.next_cursor = Some(self.cursor(&Cursor { rank, line: 0 }));
                 break;
@@ -148,9 +146,17 @@ impl Engine {
                     .flat_map(|c| c.lines.iter().map(|l| (l.raw, l.text.as_str())))
                     .collect(),
                 None => {
-                    // Whole-text first: most candidates hold no match, and one pass finds that.
-                    if !pattern.line.is_match(text) {
-                        continue;
+                    // Whole-text first: most candidates hold no match, and one
+                    // pass finds that; in blocks of whole lines, so a slow
+                    // pattern over a large file still meets the deadline.
+                    match any_line_matches(text, &pattern.line, &req.deadline) {
+                        Some(true) => {}
+                        Some(false) => continue,
+                        None => {
+                            out.truncated = Some(GrepCap::Deadline);
+                            out.next_cursor = Some(self.cursor(&Cursor { rank, line: 0 }));
+                            break;
+                        }
                     }
                     let count = self.snap.line_index(doc).line_count() as usize;
                     text.split('\n')
@@ -169,6 +175,15 @@ impl Engine {
                 matches: Vec::new(),
             };
             for (i, (n, line)) in lines.iter().enumerate().skip(from as usize) {
+                if i % LINES_PER_CHECK == 0 && i > from as usize && req.deadline.passed() {
+                    // This file's matches so far are kept; the next page starts here.
+                    out.truncated = Some(GrepCap::Deadline);
+                    out.next_cursor = Some(self.cursor(&Cursor {
+                        rank,
+                        line: i as u32,
+                    }));
+                    break;
+                }
                 if !pattern.line.is_match(line) {
                     continue;
                 }
@@ -230,4 +245,49 @@ impl Engine {
         }
         Ok(out)
     }
+}
+
+/// The matcher of a `path` glob, or why it is refused (422 naming `path`):
+/// too long, not a glob, or one whose matcher is too large to build (the
+/// set builder says so where a single glob's matcher would panic).
+fn path_glob(g: &str) -> Result<globset::GlobSet, SearchError> {
+    if g.len() > MAX_GLOB_BYTES {
+        return Err(invalid(
+            "path",
+            format!("a glob of at most {MAX_GLOB_BYTES} bytes"),
+        ));
+    }
+    let glob = globset::GlobBuilder::new(g)
+        .literal_separator(false)
+        .build()
+        .map_err(|e| invalid("path", format!("not a glob: {}", e.kind())))?;
+    globset::GlobSetBuilder::new()
+        .add(glob)
+        .build()
+        .map_err(|_| invalid("path", "this glob is too complex to match; simplify it"))
+}
+
+/// Whether any line of `text` matches `re`, looked at in blocks of whole
+/// lines with the deadline checked between them; `None` once it passed.
+fn any_line_matches(text: &str, re: &regex::Regex, deadline: &crate::Deadline) -> Option<bool> {
+    let mut rest = text;
+    while !rest.is_empty() {
+        if deadline.passed() {
+            return None;
+        }
+        let cut = match rest.len() <= BYTES_PER_CHECK {
+            true => rest.len(),
+            // A newline byte is always a character boundary.
+            false => rest.as_bytes()[BYTES_PER_CHECK..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(rest.len(), |i| BYTES_PER_CHECK + i + 1),
+        };
+        let (block, after) = rest.split_at(cut);
+        if re.is_match(block) {
+            return Some(true);
+        }
+        rest = after;
+    }
+    Some(false)
 }

@@ -64,14 +64,6 @@ pub struct Engine {
     by_doc_id: std::sync::OnceLock<Vec<u32>>,
 }
 
-/// Gives up on work nobody will read: the caller's deadline has passed.
-pub(crate) fn check_deadline(deadline: Option<std::time::Instant>) -> Result<(), SearchError> {
-    match deadline {
-        Some(d) if std::time::Instant::now() >= d => Err(SearchError::DeadlineExceeded),
-        _ => Ok(()),
-    }
-}
-
 fn now_unix() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }

@@ -136,16 +136,24 @@ impl Engine {
         items: &[SpanRequest],
         groups: Option<&[String]>,
     ) -> Result<Vec<Result<RetrieveResponse, SearchError>>, SearchError> {
-        self.retrieve_batch_cited(items, groups, &|v| self.open_version(v).map(Arc::new))
+        self.retrieve_batch_cited(
+            items,
+            groups,
+            &|v| self.open_version(v).map(Arc::new),
+            &crate::Deadline::none(),
+        )
     }
 
     /// [`Engine::retrieve_batch`], finding earlier versions with `earlier`
-    /// (as [`Engine::retrieve_cited`] does, within the batch's one budget).
+    /// (as [`Engine::retrieve_cited`] does, within the batch's one budget):
+    /// at most [`MAX_BATCH_VERSIONS`] of them, each found once, and the
+    /// deadline looked at before each item.
     pub fn retrieve_batch_cited(
         &self,
         items: &[SpanRequest],
         groups: Option<&[String]>,
         earlier: Earlier<'_>,
+        deadline: &crate::Deadline,
     ) -> Result<Vec<Result<RetrieveResponse, SearchError>>, SearchError> {
         if items.is_empty() || items.len() > MAX_BATCH {
             return Err(invalid(
@@ -153,23 +161,51 @@ impl Engine {
                 format!("must hold 1 to {MAX_BATCH} items"),
             ));
         }
-        let mut left = MAX_TEXT_BYTES;
-        Ok(items
+        let cited: std::collections::BTreeSet<&IndexVersion> = items
             .iter()
-            .map(|item| {
-                if left == 0 {
-                    return Err(invalid(
-                        "items",
-                        format!("the batch's {MAX_TEXT_BYTES} bytes of text are used up; ask for fewer or shorter spans"),
-                    ));
-                }
-                let r = match self.cited_engine(item, groups, earlier)? {
-                    Some(e) => e.retrieve_within(item, groups, left)?,
-                    None => self.retrieve_within(item, groups, left)?,
-                };
+            .filter_map(|i| i.index_version.as_ref())
+            .filter(|v| **v != self.snap.version)
+            .collect();
+        if cited.len() > MAX_BATCH_VERSIONS {
+            return Err(invalid(
+                "items",
+                format!(
+                    "cite at most {MAX_BATCH_VERSIONS} earlier index versions in one batch (these cite {})",
+                    cited.len()
+                ),
+            ));
+        }
+        // Each earlier version found once for the whole batch.
+        let opened: std::cell::RefCell<Vec<(IndexVersion, Arc<Engine>)>> = Default::default();
+        let once = |v: &IndexVersion| -> Result<Arc<Engine>, SearchError> {
+            if let Some((_, e)) = opened.borrow().iter().find(|(k, _)| k == v) {
+                return Ok(Arc::clone(e));
+            }
+            let e = earlier(v)?;
+            opened.borrow_mut().push((v.clone(), Arc::clone(&e)));
+            Ok(e)
+        };
+        let mut left = MAX_TEXT_BYTES;
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            deadline.check()?;
+            if left == 0 {
+                out.push(Err(invalid(
+                    "items",
+                    format!("the batch's {MAX_TEXT_BYTES} bytes of text are used up; ask for fewer or shorter spans"),
+                )));
+                continue;
+            }
+            let r = match self.cited_engine(item, groups, &once) {
+                Ok(Some(e)) => e.retrieve_within(item, groups, left),
+                Ok(None) => self.retrieve_within(item, groups, left),
+                Err(e) => Err(e),
+            };
+            if let Ok(r) = &r {
                 left = left.saturating_sub(r.text.len());
-                Ok(r)
-            })
-            .collect())
+            }
+            out.push(r);
+        }
+        Ok(out)
     }
 }

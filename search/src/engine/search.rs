@@ -132,7 +132,7 @@ impl Engine {
             if i == 0 {
                 (mode, notice, qvec) = (c.mode, c.notice, c.qvec);
             }
-            check_deadline(req.deadline)?;
+            req.deadline.check()?;
         }
         let fused = rank::fuse(&lists);
         let words = phrasings.join(" ");
@@ -171,7 +171,7 @@ impl Engine {
             (Some(e), Mode::Hybrid | Mode::Vector) => e.vector(groups, query)?,
             _ => None,
         };
-        check_deadline(req.deadline)?;
+        req.deadline.check()?;
         // A toolkit the query names (and no explicit filter) gets its own candidate
         // lists at full share; the unrestricted lists still count, at half, so
         // questions that span packages keep their other half.

@@ -12,9 +12,7 @@ pub use parse::{Frame, ParsedError, Shape, parse};
 pub(crate) use sites::Sites;
 pub use template::{Match, Piece, Syntax, Template};
 
-use crate::{
-    Engine, Filters, Hit, Mode, SearchError, SearchRequest, access, check_deadline, invalid,
-};
+use crate::{Engine, Filters, Hit, Mode, SearchError, SearchRequest, access, invalid};
 use cairn_index::LineSpan;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -47,7 +45,7 @@ pub struct ExplainRequest {
     /// The caller's access groups (None: sees everything).
     pub groups: Option<Vec<String>>,
     /// When the answer stops being wanted.
-    pub deadline: Option<std::time::Instant>,
+    pub deadline: crate::Deadline,
 }
 
 /// Exact lines of an indexed document, with both links.
@@ -196,9 +194,9 @@ impl Engine {
             .iter()
             .map(|f| self.map_frame(f, &in_scope))
             .unzip();
-        check_deadline(req.deadline)?;
+        req.deadline.check()?;
         let (raise_sites, top_doc) = self.raise_sites(&parsed, &message, &landed, &in_scope);
-        check_deadline(req.deadline)?;
+        req.deadline.check()?;
 
         let toolkit = req.toolkit.clone().or_else(|| {
             let doc = top_doc.or_else(|| landed.iter().rev().flatten().next().map(|f| f.doc))?;
@@ -227,7 +225,7 @@ impl Engine {
             threshold: None,
             mode: Mode::Hybrid,
             groups: req.groups.clone(),
-            deadline: req.deadline,
+            deadline: req.deadline.clone(),
         })?;
         let mut notices = self.notices(req, &frames);
         if skipped > 0 {

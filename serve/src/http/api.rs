@@ -123,7 +123,8 @@ pub(crate) fn call(state: &AppState, req: &HttpRequest) -> Call {
             .unwrap_or_else(Caller::anonymous),
         anonymous: req.extensions().contains::<super::Anonymous>(),
         pool: Some(state.pool.clone()),
-        deadline: state.deadline_at(),
+        payer: req.extensions().get::<crate::costs::Payer>().cloned(),
+        deadline: cairn_search::Deadline::at(state.deadline_at()),
         trace_id: req
             .extensions()
             .get::<TraceId>()
@@ -208,7 +209,14 @@ async fn metrics(state: web::Data<AppState>) -> HttpResponse {
 }
 
 async fn openapi(state: web::Data<AppState>) -> HttpResponse {
-    json(&super::openapi::document(state.opts.public_url.as_deref()))
+    // It depends on the server's options only: made once, not on every call.
+    let body = state.openapi.get_or_init(|| {
+        serde_json::to_string(&super::openapi::document(state.opts.public_url.as_deref()))
+            .unwrap_or_default()
+    });
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(body.clone())
 }
 
 #[cfg(test)]

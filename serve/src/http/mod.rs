@@ -54,8 +54,7 @@ pub struct Pages {
     pub problem_page: fn(&ApiError, &str) -> HttpResponse,
 }
 
-/// One anonymous visitor may use at most this part (1/N) of the shared anonymous budget.
-pub const ANONYMOUS_SHARE: u32 = 4;
+pub use crate::limits::ANONYMOUS_SHARE;
 
 /// Longest request path written to the access log.
 const MAX_LOGGED_CHARS: usize = 512;
@@ -91,6 +90,12 @@ pub struct HttpOptions {
     /// Requests per minute all anonymous visitors share for the pages,
     /// which search and explain for them (None: unlimited).
     pub anonymous_rate_limit: Option<u32>,
+    /// Milliseconds of the CPU pool each token holder's calls may take a
+    /// minute (None: unlimited).
+    pub cpu_budget_ms: Option<u32>,
+    /// Milliseconds of the CPU pool all anonymous callers' calls may take a
+    /// minute (None: unlimited); each visitor a [`ANONYMOUS_SHARE`] of it.
+    pub anonymous_cpu_budget_ms: Option<u32>,
     /// Proxies whose `Forwarded` / `X-Forwarded-For` say who the visitor is.
     pub trusted_proxies: Vec<client::Cidr>,
     /// Browser origins allowed to call (any other `Origin` gets 403).
@@ -133,6 +138,8 @@ impl HttpOptions {
             deadline: Duration::from_millis(DEFAULT_DEADLINE_MS),
             rate_limit: None,
             anonymous_rate_limit: Some(DEFAULT_ANONYMOUS_PER_MINUTE),
+            cpu_budget_ms: None,
+            anonymous_cpu_budget_ms: Some(crate::limits::DEFAULT_ANONYMOUS_CPU_MS_PER_MINUTE),
             trusted_proxies: Vec::new(),
             allowed_origins: origins,
             allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
@@ -189,6 +196,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Per-caller budgets.
     pub limiter: Option<RateLimiter>,
+    /// What callers' CPU work costs them (see [`crate::costs`]).
+    pub costs: Arc<crate::costs::Costs>,
     /// The budget every anonymous visitor draws from (one bucket).
     anonymous: Option<RateLimiter>,
     /// Each anonymous visitor's own budget when `--rate-limit` sets none: a
@@ -204,6 +213,8 @@ pub struct AppState {
     origins: Vec<String>,
     /// [`HttpOptions::hosts`], computed once.
     hosts: Vec<String>,
+    /// `/openapi.json`'s body, made at its first request.
+    openapi: std::sync::OnceLock<String>,
 }
 
 impl AppState {
@@ -218,8 +229,14 @@ impl AppState {
         let pool = CpuPool::new(opts.cpu_workers, opts.queue);
         let mcp = crate::mcp::http_transport(Arc::clone(&live), pool.clone(), opts.mcp());
         let (origins, hosts) = (opts.origins(), opts.hosts());
+        let costs = Arc::new(crate::costs::Costs::new(
+            opts.cpu_workers,
+            opts.cpu_budget_ms,
+            opts.anonymous_cpu_budget_ms,
+        ));
         Ok(web::Data::new(Self {
             pool,
+            costs,
             limiter: opts.rate_limit.map(RateLimiter::new),
             anonymous: opts.anonymous_rate_limit.map(RateLimiter::new),
             anonymous_each: opts
@@ -233,21 +250,13 @@ impl AppState {
             sessions: crate::session::Sessions::default(),
             origins,
             hosts,
+            openapi: std::sync::OnceLock::new(),
         }))
     }
 
     /// When a request starting now stops being wanted.
     pub fn deadline_at(&self) -> Instant {
         Instant::now() + self.opts.deadline
-    }
-
-    /// Runs CPU work on the pool within the request deadline.
-    pub async fn cpu<T, F>(&self, f: F) -> Result<T, ApiError>
-    where
-        T: Send + 'static,
-        F: FnOnce() -> T + Send + 'static,
-    {
-        Ok(self.pool.run(self.deadline_at(), f).await?)
     }
 
     /// Checks the tokens file and CURRENT once, logging and counting a swap.
@@ -432,9 +441,13 @@ async fn authenticate(
         let _ = web::block(move || state.auth.oauth().map(|rs| rs.refresh(i))).await;
     }
     match admit(&req) {
-        Ok((caller, anonymous)) => {
+        Ok((caller, anonymous, key)) => {
             if anonymous {
                 req.extensions_mut().insert(Anonymous);
+            }
+            if let Some(state) = req.app_data::<web::Data<AppState>>() {
+                let payer = crate::costs::Payer::new(Arc::clone(&state.costs), key, anonymous);
+                req.extensions_mut().insert(payer);
             }
             req.extensions_mut().insert(caller);
             Ok(next.call(req).await?.map_into_left_body())
@@ -497,8 +510,10 @@ pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
 
 pub use crate::ops::Anonymous;
 
-/// The caller of `req` (and whether it is anonymous), or why it may not proceed.
-fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
+/// The caller of `req`, whether it is anonymous, and the name its work is
+/// paid under (its own, or an anonymous visitor's address); or why it may
+/// not proceed.
+fn admit(req: &ServiceRequest) -> Result<(Caller, bool, String), ApiError> {
     let Some(state) = req.app_data::<web::Data<AppState>>() else {
         return Err(ApiError::from_status(StatusCode::INTERNAL_SERVER_ERROR, ""));
     };
@@ -644,7 +659,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
         )
         .retry_after(wait)
     };
-    let budget = match anonymous && counted {
+    let budget = match anonymous {
         true => format!(
             "anonymous@{}",
             client::client_ip(
@@ -655,7 +670,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
             .map(client::visitor)
             .unwrap_or_default()
         ),
-        _ => caller.name.clone(),
+        false => caller.name.clone(),
     };
     // The caller's own budget first (an anonymous visitor's is its address's,
     // limited by default), so one visitor refused there draws nothing from
@@ -680,7 +695,7 @@ fn admit(req: &ServiceRequest) -> Result<(Caller, bool), ApiError> {
     {
         return Err(over(wait, "anonymous use of this server"));
     }
-    Ok((caller, anonymous))
+    Ok((caller, anonymous, budget))
 }
 
 /// The application: every route, the MCP transport, the `pages` when

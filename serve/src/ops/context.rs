@@ -88,7 +88,7 @@ impl Op for Context {
             tokenizer: a.tokenizer.unwrap_or_default(),
             raw: a.raw,
             groups: call.groups(),
-            deadline: Some(call.deadline),
+            deadline: call.deadline.clone(),
         };
         Ok(call.engine.context(&request)?)
     }

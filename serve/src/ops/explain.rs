@@ -89,7 +89,7 @@ impl Op for Explain {
                 .limit
                 .unwrap_or(cairn_search::explain::DEFAULT_EXPLAIN_LIMIT),
             groups: call.groups(),
-            deadline: Some(call.deadline),
+            deadline: call.deadline.clone(),
         };
         Ok(call.engine.explain(&request)?)
     }

@@ -6,6 +6,10 @@ use cairn_search::{Filters, GrepRequest, GrepResponse};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+/// The part of the time left that a grep scans for before it answers with
+/// what it found.
+const GREP_SHARE: f64 = 0.8;
+
 /// A grep.
 #[derive(Debug, Deserialize, JsonSchema, clap::Args)]
 #[schemars(deny_unknown_fields)]
@@ -49,6 +53,15 @@ pub struct GrepArgs {
 impl GrepArgs {
     /// The library request for `call`.
     pub fn into_request(self, call: &Call) -> GrepRequest {
+        self.into_request_until(&call.deadline, call.groups())
+    }
+
+    /// The library request for a caller of `groups` waiting until `deadline`.
+    fn into_request_until(
+        self,
+        deadline: &cairn_search::Deadline,
+        groups: Option<Vec<String>>,
+    ) -> GrepRequest {
         GrepRequest {
             pattern: self.pattern,
             regex: self.regex,
@@ -59,8 +72,10 @@ impl GrepArgs {
             context: self.context.unwrap_or(0),
             limit: self.limit.unwrap_or(0),
             cursor: self.cursor,
-            groups: call.groups(),
-            deadline: Some(call.deadline),
+            groups,
+            // Sooner than the call's own, so a slow scan answers with its
+            // partial page and next_cursor while the caller still waits.
+            deadline: deadline.sooner(GREP_SHARE),
         }
     }
 }
@@ -94,5 +109,35 @@ impl Op for Grep {
 
     fn text(r: &GrepResponse) -> String {
         r.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    /// Third review, finding 5: the scan's deadline comes before the call's
+    /// (the pool's), so a slow grep answers its partial page with a cursor
+    /// while its caller still waits, instead of the pool's 503.
+    #[test]
+    fn the_scan_stops_before_the_call_does() {
+        let args = GrepArgs {
+            pattern: "x".into(),
+            regex: false,
+            ignore_case: false,
+            word: false,
+            filters: Filters::default(),
+            path: None,
+            context: None,
+            limit: None,
+            cursor: None,
+        };
+        let until = Instant::now() + Duration::from_secs(10);
+        let scan = args.into_request_until(&cairn_search::Deadline::at(until), None);
+        let stops = scan.deadline.instant().expect("a deadline");
+        let left = stops.saturating_duration_since(Instant::now());
+        assert!(left <= Duration::from_secs(8), "{left:?}");
+        assert!(left >= Duration::from_secs(7), "{left:?}");
     }
 }

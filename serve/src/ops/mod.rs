@@ -8,8 +8,8 @@
 //! answer the same question differently.
 //!
 //! Adding an operation is one file here and one line in [`OPERATIONS`].
-//! This module depends on the search library and on [`crate::problem`] and
-//! [`crate::pool`] only; the connectors depend on it.
+//! This module depends on the search library and on [`crate::problem`],
+//! [`crate::pool`] and [`crate::costs`] only; the connectors depend on it.
 
 pub mod citations;
 pub mod context;
@@ -28,10 +28,11 @@ pub mod set_weight;
 pub mod tree;
 pub mod version;
 
+use crate::costs::Payer;
 use crate::pool::CpuPool;
 use crate::problem::{ApiError, parse_json};
 use cairn_index::IndexVersion;
-use cairn_search::{Caller, Engine, RetrieveResponse, SearchError, SpanRequest};
+use cairn_search::{Caller, Deadline, Engine, RetrieveResponse, SearchError, SpanRequest};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -39,6 +40,7 @@ use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 use utoipa::ToSchema;
 
@@ -251,13 +253,49 @@ fn run_local<O: Op>(flags: &clap::ArgMatches, call: &Call) -> Result<Answer, Api
 /// it says so and the call has a pool, else here. The typed entry point
 /// (the web pages, the CLI); connectors with untyped input use [`Operation::run`].
 pub async fn run<O: Op>(args: O::Args, call: Call) -> Result<O::Output, ApiError> {
-    match (&call.pool, O::META.on_cpu) {
-        (Some(pool), true) => {
-            let (pool, deadline) = (pool.clone(), call.deadline);
-            pool.run(deadline, move || O::run(args, &call)).await?
-        }
+    match (call.pool.is_some(), O::META.on_cpu) {
+        (true, true) => on_pool(call, move |call| O::run(args, call)).await?,
         _ => O::run(args, &call),
     }
+}
+
+/// Runs `f` for `call` on its CPU pool (here, without one): after its payer
+/// found it a place, within its deadline, told through the call's deadline
+/// if its caller stops waiting, and charged to its payer for the time it ran.
+pub async fn on_pool<T, F>(call: Call, f: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Call) -> T + Send + 'static,
+{
+    let Some(pool) = call.pool.clone() else {
+        return Ok(f(&call));
+    };
+    let until = call.deadline.instant().unwrap_or_else(far_off);
+    let place = match &call.payer {
+        Some(p) => Some(p.enter(until).await?),
+        None => None,
+    };
+    let abandon = Arc::new(AtomicBool::new(false));
+    let call = Call {
+        deadline: call.deadline.clone().or_when(Arc::clone(&abandon)),
+        ..call
+    };
+    Ok(pool
+        .run(until, abandon, move || {
+            let _place = place;
+            let started = Instant::now();
+            let out = f(&call);
+            if let Some(payer) = &call.payer {
+                payer.charge(started.elapsed());
+            }
+            out
+        })
+        .await?)
+}
+
+/// A time no call waits for: a day from now.
+fn far_off() -> Instant {
+    Instant::now() + std::time::Duration::from_secs(24 * 3600)
 }
 
 /// The operation an MCP tool name names.
@@ -297,8 +335,11 @@ pub struct Call {
     pub anonymous: bool,
     /// Where CPU work runs (`None`: on the calling thread, as the CLI does).
     pub pool: Option<CpuPool>,
-    /// When the answer stops being wanted.
-    pub deadline: Instant,
+    /// Who pays for its CPU work (`None`: nobody, as for the CLI).
+    pub payer: Option<Payer>,
+    /// When the answer stops being wanted (on the pool, also once the
+    /// caller stops waiting).
+    pub deadline: Deadline,
     /// Names the call in logs and in failed batch items.
     pub trace_id: String,
     /// What was called (the HTTP path, or `mcp:<tool>`), for failed batch items.
@@ -326,7 +367,8 @@ impl Call {
             caller: Caller::local(),
             anonymous: false,
             pool: None,
-            deadline: Instant::now() + std::time::Duration::from_secs(24 * 3600),
+            payer: None,
+            deadline: Deadline::none(),
             trace_id: new_trace_id(),
             instance: "cli".to_owned(),
             text: true,

@@ -86,7 +86,12 @@ impl Op for RetrieveBatch {
     fn run(a: BatchArgs, call: &Call) -> Result<BatchResponse, ApiError> {
         let items = call
             .engine
-            .retrieve_batch_cited(&a.items, call.caller.groups(), &|v| call.earlier(v))?
+            .retrieve_batch_cited(
+                &a.items,
+                call.caller.groups(),
+                &|v| call.earlier(v),
+                &call.deadline,
+            )?
             .into_iter()
             .map(|r| match r {
                 Ok(p) => BatchItem {

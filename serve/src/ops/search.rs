@@ -46,7 +46,7 @@ impl SearchArgs {
             threshold: self.threshold,
             mode: self.mode.unwrap_or_default(),
             groups: call.groups(),
-            deadline: Some(call.deadline),
+            deadline: call.deadline.clone(),
         }
     }
 }

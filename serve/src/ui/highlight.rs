@@ -4,14 +4,19 @@
 
 use super::html::esc;
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 use syntect::html::{ClassStyle, line_tokens_to_classed_spans};
 use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 
 /// Class names carry this prefix, so page styles and scopes cannot collide.
 const STYLE: ClassStyle = ClassStyle::SpacedPrefixed { prefix: "s-" };
-/// Lines longer than this (minified files, data) are shown plain: the
-/// grammars' regexes get slow on them, and colour would not help.
-const MAX_LINE: usize = 2_000;
+/// Lines longer than this (minified files, data, long generated names) are
+/// shown plain and not parsed: the grammars' regexes backtrack on them (a
+/// file of 2,000-character identifier lines took seconds a page), and colour
+/// would not help.
+const MAX_LINE: usize = 300;
+/// The time one page's colouring may take; the lines after are plain.
+const PAGE_BUDGET: Duration = Duration::from_millis(200);
 
 fn syntaxes() -> &'static SyntaxSet {
     static SET: OnceLock<SyntaxSet> = OnceLock::new();
@@ -35,24 +40,38 @@ fn syntax_for(path: &str) -> Option<&'static SyntaxReference> {
     })
 }
 
-/// Each line of `lines` as HTML, highlighted for `path`'s language (escaped
-/// plain text where there is no grammar or a line is too long).
+/// Each line of `lines` as HTML, highlighted for `path`'s language within
+/// [`PAGE_BUDGET`] (escaped plain text where there is no grammar, for a line
+/// over [`MAX_LINE`], and for every line once the budget is spent).
 pub fn lines(path: &str, lines: &[&str]) -> Vec<String> {
-    let plain = || lines.iter().map(|l| esc(l)).collect();
+    colour(path, lines, Instant::now() + PAGE_BUDGET)
+}
+
+fn colour(path: &str, lines: &[&str], until: Instant) -> Vec<String> {
+    let mut out = Vec::with_capacity(lines.len());
+    let plain_from =
+        |i: usize, out: &mut Vec<String>| out.extend(lines[i..].iter().map(|l| esc(l)));
     let Some(syntax) = syntax_for(path) else {
-        return plain();
+        plain_from(0, &mut out);
+        return out;
     };
-    if lines.iter().any(|l| l.len() > MAX_LINE) {
-        return plain();
-    }
     let set = syntaxes();
     let mut state = ParseState::new(syntax);
     let mut stack = ScopeStack::new();
-    let mut out = Vec::with_capacity(lines.len());
-    for line in lines {
+    for (i, line) in lines.iter().enumerate() {
+        if Instant::now() >= until {
+            plain_from(i, &mut out);
+            break;
+        }
+        // Not parsed either: the grammar goes on from the line before.
+        if line.len() > MAX_LINE {
+            out.push(esc(line));
+            continue;
+        }
         let with_newline = format!("{line}\n");
         let Ok(ops) = state.parse_line(&with_newline, set) else {
-            return plain();
+            plain_from(i, &mut out);
+            break;
         };
         // Spans still open from the line before are reopened, so every line
         // is balanced HTML on its own.
@@ -63,7 +82,8 @@ pub fn lines(path: &str, lines: &[&str]) -> Vec<String> {
             .collect();
         let Ok((body, _)) = line_tokens_to_classed_spans(&with_newline, &ops, STYLE, &mut stack)
         else {
-            return plain();
+            plain_from(i, &mut out);
+            break;
         };
         // The newline the grammar needed may sit inside a span: the line has no other.
         html.push_str(&body.replace('\n', ""));
@@ -145,7 +165,45 @@ mod tests {
     fn unknown_languages_and_long_lines_are_plain_escaped_text() {
         assert_eq!(lines("a/b.unknownext", &["<x>"]), ["&lt;x&gt;"]);
         let long = "x".repeat(MAX_LINE + 1);
-        assert_eq!(lines("a/b.py", &[long.as_str()]), [long]);
+        let out = lines("a/b.py", &[long.as_str(), "def f(): pass"]);
+        assert_eq!(out[0], long);
+        assert!(
+            out[1].contains("s-"),
+            "the short line is still coloured: {}",
+            out[1]
+        );
+    }
+
+    /// Third review, finding 1: a file of long identifier-like lines (the
+    /// grammar's regexes backtrack on them) renders within the page's
+    /// budget, every line present and escaped; past the budget lines are plain.
+    #[test]
+    fn hostile_lines_render_within_the_budget() {
+        let word = |i: usize| format!("a_{i}_b{}", "c".repeat(i % 17));
+        let long: String = (0..400).map(word).collect::<Vec<_>>().join("_");
+        let near: String = long.chars().take(MAX_LINE).collect();
+        let mut src: Vec<String> = Vec::new();
+        for i in 0..200 {
+            src.push(if i % 2 == 0 {
+                long.clone()
+            } else {
+                format!("{near}<")
+            });
+        }
+        let refs: Vec<&str> = src.iter().map(String::as_str).collect();
+        let started = Instant::now();
+        let out = lines("a/hostile.py", &refs);
+        let took = started.elapsed();
+        assert_eq!(out.len(), 200);
+        assert!(took < PAGE_BUDGET + Duration::from_millis(800), "{took:?}");
+        assert!(
+            out.iter()
+                .all(|l| !l.contains('<') || l.contains("<span") || l.contains("&lt;"))
+        );
+        assert!(out.iter().skip(1).step_by(2).all(|l| l.contains("&lt;")));
+        // With no time left, every line is plain.
+        let none = colour("a/b.py", &["def f(): pass"], Instant::now());
+        assert_eq!(none, ["def f(): pass"]);
     }
 }
 

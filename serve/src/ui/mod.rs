@@ -317,15 +317,16 @@ async fn doc(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpRespons
         a.saturating_sub(before).max(1).into(),
         b.saturating_add(after).into(),
     );
-    let (engine, groups) = (call.engine.clone(), call.caller.groups.clone());
-    let window = ops::run::<Retrieve>(window, call).await?;
-    let defined = engine.defined_names(groups.as_deref());
-    let main = pages::passage(&cited, &window, before, after, focus, &defined);
-    Ok(ok_page(
-        &format!("{doc_id}:{a}-{b}"),
-        &main,
-        &cited.index_version,
-    ))
+    let window = ops::run::<Retrieve>(window, call.clone()).await?;
+    let version = cited.index_version.clone();
+    // Colouring is CPU work like any search: on the pool, under the deadline,
+    // paid for by the caller (a hostile file's lines cost seconds before).
+    let main = ops::on_pool(call, move |call| {
+        let defined = call.engine.defined_names(call.caller.groups.as_deref());
+        pages::passage(&cited, &window, before, after, focus, &defined)
+    })
+    .await?;
+    Ok(ok_page(&format!("{doc_id}:{a}-{b}"), &main, &version))
 }
 
 /// The definitions of a name (where a clicked identifier leads).
