@@ -4,7 +4,10 @@
 # their PyPI packages, unpacked into target/cuda, and a link-time stand-in for
 # the driver library. Prints the build's environment on stdout:
 #
-#   eval "$(scripts/cuda-toolkit.sh)" && cargo build --release --features cuda
+#   cuda_env="$(scripts/cuda-toolkit.sh)" && eval "$cuda_env" && cargo build --release --features cuda
+#
+# (an assignment first, so a failure here stops a `set -e` script; `eval
+# "$(…)"` alone would go on without the environment).
 #
 # Why each part:
 # - CUDA 13.0, pinned: candle builds its kernels to PTX at build time, and a
@@ -98,7 +101,8 @@ install() {
 
 cap="${CUDA_COMPUTE_CAP:-}"
 if [ -z "$cap" ] && command -v nvidia-smi >/dev/null; then
-  cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.')"
+  # A driver that is installed but not loaded answers nothing: fall back below.
+  cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.' || true)"
 fi
 cap="${cap:-90}"
 

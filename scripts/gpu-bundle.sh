@@ -12,7 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${1:?usage: gpu-bundle.sh DIR}"
 if ! command -v nvcc >/dev/null; then
-  eval "$(scripts/cuda-toolkit.sh)"
+  cuda_env="$(scripts/cuda-toolkit.sh)"
+  eval "$cuda_env"
 fi
 cargo build --release --features cuda --bin cairn
 cargo build --release -p cairn-embed --features cuda --example embed_bench

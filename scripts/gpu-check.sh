@@ -33,6 +33,9 @@ out="$(mkdir -p "${1:?usage: gpu-check.sh OUT_DIR}" && cd "$1" && pwd)"
 corpus="$(cd "${CAIRN_CORPUS:-../shared/corpus}" && pwd)"
 golden="${CAIRN_GOLDEN:-../shared/golden/queries.yaml}"
 work="$(mktemp -d)"
+pid=""
+# The GPU-memory sampler and the scratch indexes go whatever ends the run.
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 report="$out/gpu-check.md"
 : >"$report"
 say() { echo "$*" | tee -a "$report"; }
@@ -76,7 +79,7 @@ say ""
 say "## GPU tests (CAIRN_REQUIRE_GPU=1)"
 CAIRN_REQUIRE_GPU=1 "$bin/embed-tests" gpu:: --test-threads 1 >"$out/gpu-tests.log" 2>&1 ||
   say "    GPU TESTS FAILED (see gpu-tests.log)"
-grep -E '^test |test result' "$out/gpu-tests.log" | sed 's/^/    /' | tee -a "$report"
+{ grep -E '^test |test result' "$out/gpu-tests.log" || true; } | sed 's/^/    /' | tee -a "$report"
 
 say ""
 say "## bench-embed (2,000 texts)"

@@ -403,7 +403,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = DEFAULT_ANONYMOUS_PER_MINUTE)]
     pub anonymous_rate_limit: u32,
     /// Milliseconds of CPU work (searches, greps, pages) each token holder's
-    /// calls may take per minute, charged for the time each took (default: unlimited).
+    /// calls may take per minute, charged for the time each took (default and 0: unlimited).
     #[arg(long, value_name = "MS")]
     pub cpu_budget_ms: Option<u32>,
     /// Milliseconds of CPU work per minute that all anonymous callers share,

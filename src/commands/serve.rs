@@ -64,7 +64,7 @@ fn config(a: ServeArgs) -> anyhow::Result<ServeConfig> {
     http.queue = a.work.queue;
     http.rate_limit = a.rate_limit;
     http.anonymous_rate_limit = (a.anonymous_rate_limit > 0).then_some(a.anonymous_rate_limit);
-    http.cpu_budget_ms = a.cpu_budget_ms;
+    http.cpu_budget_ms = a.cpu_budget_ms.filter(|&ms| ms > 0);
     http.anonymous_cpu_budget_ms =
         (a.anonymous_cpu_budget_ms > 0).then_some(a.anonymous_cpu_budget_ms);
     http.trusted_proxies = a.trusted_proxy;

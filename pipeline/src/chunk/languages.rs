@@ -149,13 +149,16 @@ pub(super) fn markdown_headings(lines: &[&str]) -> Vec<(u32, String)> {
     out
 }
 
-/// Most characters of one heading in a title, a heading path or a scope.
-pub(super) const MAX_HEADING_CHARS: usize = 80;
+/// Most characters of one heading in a title, a heading path or a scope:
+/// API references' headings spell whole signatures, well over 80 characters,
+/// and keep them.
+pub(super) const MAX_HEADING_CHARS: usize = 200;
 /// Most characters of a name (an identifier) a definition keeps.
-pub(super) const MAX_NAME_CHARS: usize = 120;
+pub(super) const MAX_NAME_CHARS: usize = 200;
 /// Most characters of a joined heading path, scope or chunk title: a file
 /// of thousands of headings under one huge one must not copy it into each.
-pub(super) const MAX_PATH_CHARS: usize = 256;
+/// The first part and the last always fit (2 × 200 and the `…` between).
+pub(super) const MAX_PATH_CHARS: usize = 512;
 
 /// `s` cut to `max` characters, `…` standing for the rest.
 pub(super) fn capped(s: &str, max: usize) -> String {

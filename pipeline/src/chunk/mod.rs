@@ -521,7 +521,7 @@ mod tests {
     #[test]
     fn deep_scopes_keep_their_innermost_names_within_the_cap() {
         use super::languages::{MAX_NAME_CHARS, MAX_PATH_CHARS};
-        let name = |i: usize| format!("f{i}_{}", "n".repeat(150));
+        let name = |i: usize| format!("f{i}_{}", "n".repeat(250));
         let py: String = (0..200)
             .map(|i| format!("{}def {}():\n", "    ".repeat(i), name(i)))
             .collect::<String>()
@@ -568,13 +568,18 @@ mod tests {
     /// cell its own text, not the whole notebook (quadratic before).
     #[test]
     fn a_notebook_on_one_line_gives_each_cell_its_own_text() {
-        let cells: Vec<String> = (0..400)
+        let mut cells: Vec<String> = (0..400)
             .map(|i| {
                 format!(
                     r#"{{"cell_type":"code","metadata":{{}},"outputs":[],"source":["x{i} = {i}\n","print(x{i})"]}}"#
                 )
             })
             .collect();
+        // Empty cells on the same line carry nothing (a review found each
+        // one took the whole line's text).
+        for _ in 0..50 {
+            cells.push(r#"{"cell_type":"code","metadata":{},"outputs":[],"source":[]}"#.to_owned());
+        }
         let nb = format!(
             r#"{{"cells":[{}],"metadata":{{}},"nbformat":4,"nbformat_minor":5}}"#,
             cells.join(",")

@@ -45,7 +45,14 @@ pub(super) fn notebook_lines(text: &str, index: &LineIndex) -> Option<(Vec<Secti
                 .collect(),
             _ => String::new(),
         };
-        let shared = cell.lines.iter().any(|l| owners[(l.raw - 1) as usize] > 1);
+        // A raw line of its span carries another cell's source: its own
+        // lines are counted once in `owners`, an empty cell's not at all.
+        let mut own_lines = cell.lines.iter().map(|l| l.raw).peekable();
+        let shared = (cell.span.start..=cell.span.end).any(|raw| {
+            while own_lines.next_if(|&r| r < raw).is_some() {}
+            let mine = u32::from(own_lines.peek() == Some(&raw));
+            owners.get(raw as usize - 1).is_some_and(|&n| n > mine)
+        });
         sections.push(Section {
             start: cell.span.start,
             end: cell.span.end,

@@ -283,14 +283,26 @@ where
     Ok(pool
         .run(until, abandon, move || {
             let _place = place;
-            let started = Instant::now();
-            let out = f(&call);
-            if let Some(payer) = &call.payer {
-                payer.charge(started.elapsed());
-            }
-            out
+            let _charge = call.payer.clone().map(Charge::starting_now);
+            f(&call)
         })
         .await?)
+}
+
+/// Charges its payer, when dropped, for the time since it was made: a job
+/// pays for what it ran however it ended, a panic included.
+struct Charge(Payer, Instant);
+
+impl Charge {
+    fn starting_now(payer: Payer) -> Self {
+        Self(payer, Instant::now())
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        self.0.charge(self.1.elapsed());
+    }
 }
 
 /// A time no call waits for: a day from now.
