@@ -12,6 +12,10 @@
 #   TORCH_PYTHON=/path/to/venv/bin/python scripts/bench-embed.sh
 #   CAIRN_BENCH_CUDA=1 TORCH_PYTHON=python3 scripts/bench-embed.sh
 #
+# On the CPU it runs cairn's f32 pass, the AVX-512 BF16 pass and the AMX pass
+# where the CPU has them, and PyTorch in f32 and under bf16 autocast; the last
+# lines give each row's throughput as a ratio to the best PyTorch row.
+#
 # The workload: N consecutive 40-line windows of the shared corpus's
 # .py/.md/.rst/.cpp/.h files at each mirror's HEAD, repositories in sorted
 # order, each cut to 256 model tokens (scripts/embed_workload.py). Without
@@ -41,35 +45,57 @@ if [ -n "${CAIRN_BENCH_WORKLOAD:-}" ]; then
 else
   python3 scripts/embed_workload.py "${CAIRN_CORPUS:-../shared/corpus}" "$work/workload.json" "$n" >/dev/null
 fi
-echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); $(date -u +%F)"
-if [ "$cuda" = 1 ]; then
-  echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader)"
-fi
-cpu_rows="${CAIRN_BENCH_CPU:-all}"
-if [ "$cpu_rows" = all ]; then
-  "$bench" "$work/workload.json" --pass candle --out "$work/candle.f32"
-  "$bench" "$work/workload.json" --pass f32 --compare "$work/candle.f32" --out "$work/cpu.f32"
-  "$bench" "$work/workload.json" --compare "$work/candle.f32" --out "$work/cairn.f32"
-else
-  "$bench" "$work/workload.json" --pass f32 --out "$work/cpu.f32"
-  cp "$work/cpu.f32" "$work/cairn.f32"
-fi
-if [ "$cuda" = 1 ]; then
-  # Against the CPU f32 pass: what --device cuda changes in a build's vectors.
-  "$bench" "$work/workload.json" --pass cuda --compare "$work/cpu.f32" --out "$work/cuda.f32"
-  "$bench" "$work/workload.json" --pass cuda-tf32 --compare "$work/cpu.f32"
-fi
-py="${TORCH_PYTHON:-}"
-if [ -n "$py" ] && "$py" -c 'import sentence_transformers' 2>/dev/null; then
-  hub="${HF_HOME:-$HOME/.cache/huggingface}/hub/models--sentence-transformers--all-MiniLM-L6-v2"
-  snap="$hub/snapshots/$(cat "$hub/refs/main")"
+# Every row, also kept for the ratios at the end.
+rows() {
+  echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); $(date -u +%F)"
+  if [ "$cuda" = 1 ]; then
+    echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader)"
+  fi
+  cpu_rows="${CAIRN_BENCH_CPU:-all}"
   if [ "$cpu_rows" = all ]; then
-    "$py" scripts/embed_torch.py "$snap" "$work/workload.json" "$work/cairn.f32" 2>/dev/null
+    "$bench" "$work/workload.json" --pass candle --out "$work/candle.f32"
+    "$bench" "$work/workload.json" --pass f32 --compare "$work/candle.f32" --out "$work/cpu.f32"
+    # Each faster pass the CPU has, against the f32 pass (the tests' reference).
+    for pass in bf16 amx; do
+      "$bench" "$work/workload.json" --pass "$pass" --compare "$work/cpu.f32" 2>/dev/null ||
+        echo "cairn ($pass): this CPU lacks it"
+    done
+    "$bench" "$work/workload.json" --compare "$work/candle.f32" --out "$work/cairn.f32"
+  else
+    "$bench" "$work/workload.json" --pass f32 --out "$work/cpu.f32"
+    cp "$work/cpu.f32" "$work/cairn.f32"
   fi
   if [ "$cuda" = 1 ]; then
-    TORCH_DEVICE=cuda "$py" scripts/embed_torch.py "$snap" "$work/workload.json" "$work/cuda.f32" 2>/dev/null
-    TORCH_DEVICE=cuda TORCH_DTYPE=float16 "$py" scripts/embed_torch.py "$snap" "$work/workload.json" "$work/cuda.f32" 2>/dev/null
+    # Against the CPU f32 pass: what --device cuda changes in a build's vectors.
+    "$bench" "$work/workload.json" --pass cuda --compare "$work/cpu.f32" --out "$work/cuda.f32"
+    "$bench" "$work/workload.json" --pass cuda-tf32 --compare "$work/cpu.f32"
   fi
-else
-  echo "pytorch: skipped (set TORCH_PYTHON to a python with sentence-transformers)"
-fi
+  py="${TORCH_PYTHON:-}"
+  if [ -n "$py" ] && "$py" -c 'import sentence_transformers' 2>/dev/null; then
+    hub="${HF_HOME:-$HOME/.cache/huggingface}/hub/models--sentence-transformers--all-MiniLM-L6-v2"
+    snap="$hub/snapshots/$(cat "$hub/refs/main")"
+    if [ "$cpu_rows" = all ]; then
+      "$py" scripts/embed_torch.py "$snap" "$work/workload.json" "$work/cairn.f32" 2>/dev/null
+      TORCH_AUTOCAST=bf16 "$py" scripts/embed_torch.py "$snap" "$work/workload.json" "$work/cairn.f32" 2>/dev/null
+    fi
+    if [ "$cuda" = 1 ]; then
+      TORCH_DEVICE=cuda "$py" scripts/embed_torch.py "$snap" "$work/workload.json" "$work/cuda.f32" 2>/dev/null
+      TORCH_DEVICE=cuda TORCH_DTYPE=float16 "$py" scripts/embed_torch.py "$snap" "$work/workload.json" "$work/cuda.f32" 2>/dev/null
+    fi
+  else
+    echo "pytorch: skipped (set TORCH_PYTHON to a python with sentence-transformers)"
+  fi
+}
+rows | tee "$work/rows.txt"
+# Each row's throughput as a ratio to the best PyTorch row of this run.
+python3 - "$work/rows.txt" <<'PY'
+import re, sys
+rows = [l for l in open(sys.argv[1]) if "tokens/s" in l]
+rate = lambda l: float(re.search(r"([0-9.]+) tokens/s", l).group(1))
+torch = [rate(l) for l in rows if l.startswith("pytorch") and "(cpu" in l]
+if torch:
+    best = max(torch)
+    print(f"ratios to the best PyTorch CPU row ({best:.0f} tokens/s):")
+    for l in rows:
+        print(f"  {rate(l) / best:.2f}x  {l.split(':')[0]}")
+PY

@@ -1,14 +1,15 @@
 //! Embedding throughput, single-query latency and peak memory on a fixed
 //! workload (a JSON list of texts; `scripts/bench-embed.sh` makes it):
 //! `cargo run --release -p cairn-embed --example embed_bench -- WORKLOAD.json
-//! [--pass best|f32|bf16|candle|cuda|cuda-tf32] [--out VECTORS.f32] [--compare VECTORS.f32]`.
+//! [--pass best|f32|bf16|amx|candle|cuda|cuda-tf32] [--out VECTORS.f32] [--compare VECTORS.f32]`.
 //!
 //! `--pass` picks the forward pass (default: the best the CPU has; `candle`
 //! is the reference; `cuda` is candle's on the first NVIDIA GPU, in f32, as
 //! `--device cuda` builds; `cuda-tf32` the same with cuBLAS's TF32 products, a
 //! measurement only: builds do not use it);
-//! `--out` writes the vectors (little-endian f32, one row a text) and
-//! `--compare` prints the minimum cosine against vectors written earlier.
+//! `--out` writes the vectors (little-endian f32, one row a text),
+//! `--compare` prints the minimum cosine against vectors written earlier,
+//! and `--profile` where the CPU pass's time went, stage by stage.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -50,6 +51,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None | Some("best") => (Pass::Best, cpu),
         Some("f32") => (Pass::Cpu(Precision::F32), cpu),
         Some("bf16") => (Pass::Cpu(Precision::Bf16), cpu),
+        Some("amx") => (Pass::Cpu(Precision::Amx), cpu),
         Some("candle") => (Pass::Candle, cpu),
         Some("cuda") => (Pass::Candle, gpu),
         Some("cuda-tf32") => {
@@ -58,10 +60,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Some(other) => {
             return Err(
-                format!("--pass {other}: best, f32, bf16, candle, cuda or cuda-tf32").into(),
+                format!("--pass {other}: best, f32, bf16, amx, candle, cuda or cuda-tf32").into(),
             );
         }
     };
+    let profile = args.iter().any(|a| a == "--profile");
+    if profile {
+        cairn_embed::profile::enable();
+    }
     let texts: Vec<String> = serde_json::from_slice(&std::fs::read(workload)?)?;
     let files = ModelSpec::default_hub().locate()?;
     let e = BertEmbedder::load_pass(&files, device, pass)?;
@@ -72,14 +78,39 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     // Once before the clock: a GPU compiles its kernels on first use.
     e.embed(&refs[..refs.len().min(64)])?;
+    let tokenized = Instant::now();
     let tokens: usize = e
         .count_tokens_batch(&refs)?
         .into_iter()
         .map(|t| t.min(e.model().max_tokens))
         .sum();
+    let tokenizing = tokenized.elapsed().as_secs_f64();
+    let before: Vec<f64> = cairn_embed::profile::seconds()
+        .iter()
+        .map(|(_, s)| s)
+        .copied()
+        .collect();
     let t = Instant::now();
     let vectors = e.embed(&refs)?;
     let s = t.elapsed().as_secs_f64();
+    if profile {
+        let stages = cairn_embed::profile::seconds();
+        let spent: Vec<(String, f64)> = stages
+            .iter()
+            .zip(&before)
+            .map(|((stage, now), then)| (format!("{stage:?}"), now - then))
+            .collect();
+        let total: f64 = spent.iter().map(|(_, s)| s).sum();
+        println!(
+            "profile ({}, thread-seconds): {}; tokenizing (one thread, untruncated) {tokenizing:.2} s; the pass {s:.2} s of wall time",
+            e.model().forward,
+            spent
+                .iter()
+                .map(|(n, v)| format!("{n} {v:.2} s ({:.0} %)", 100.0 * v / total.max(1e-9)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
 
     let mut took = Vec::new();
     for i in 0..300 {

@@ -18,7 +18,7 @@ mod gpu;
 mod model_files;
 
 pub use bert::{BertEmbedder, DevicePref, Pass};
-pub use cpu::Precision;
+pub use cpu::{Precision, profile};
 pub use gpu::{CUDA_BUILT, GpuInfo, gpu_info};
 pub use model_files::{DEFAULT_MODEL, ModelFiles, ModelSpec};
 

@@ -254,7 +254,7 @@ fn disk_check(root: &Path) -> Check {
 
 /// What the CPU pass will run on this machine.
 fn cpu_check() -> Check {
-    let precision = Precision::best();
+    let (precision, why) = Precision::chosen();
     #[cfg(target_arch = "x86_64")]
     let features = {
         let f = [
@@ -262,6 +262,7 @@ fn cpu_check() -> Check {
             ("fma", std::arch::is_x86_feature_detected!("fma")),
             ("avx512f", std::arch::is_x86_feature_detected!("avx512f")),
             ("avx512bf16", Precision::Bf16.available()),
+            ("amx-bf16", Precision::Amx.available()),
         ];
         f.iter()
             .map(|(n, on)| format!("{n} {}", if *on { "yes" } else { "no" }))
@@ -274,7 +275,7 @@ fn cpu_check() -> Check {
         "cpu",
         Status::Ok,
         format!(
-            "{} cores; the embedder's CPU pass runs in {} ({features})",
+            "{} cores; the embedder's CPU pass runs in {}: {why} ({features})",
             std::thread::available_parallelism().map_or(1, |n| n.get()),
             precision.name()
         ),

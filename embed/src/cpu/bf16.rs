@@ -24,7 +24,7 @@ pub(super) fn available() -> bool {
 }
 
 /// `x` rounded to the nearest bfloat16 (ties to even), as its bits.
-fn bf16(x: f32) -> u16 {
+pub(super) fn bf16(x: f32) -> u16 {
     let bits = x.to_bits();
     let round = 0x7fff + ((bits >> 16) & 1);
     let rounded = (bits.wrapping_add(round) >> 16) as u16;

@@ -4,8 +4,10 @@
 //! place, residual with layer norm, softmax over contiguous rows) in buffers
 //! that each thread keeps between texts. gemm's kernels (the ones candle
 //! calls) do the matrix products in f32; `bf16.rs` does them in bfloat16
-//! with f32 sums where the CPU has AVX-512 BF16 ([`Precision`]); a query of
-//! a few tokens takes its own kernel (`kernels::few_rows`).
+//! with f32 sums where the CPU has AVX-512 BF16, and `amx.rs` on AMX tiles
+//! where it has those ([`Precision`]); in the f32 pass a query of a few
+//! tokens takes its own kernel (`kernels::few_rows`). `profile.rs` times
+//! each stage for `embed_bench --profile`.
 //!
 //! Why: candle's element-wise kernels allocate a tensor per op and run on one
 //! core, and were over half of the build's model time; a query of ten tokens
@@ -14,8 +16,9 @@
 //!
 //! Most of the workspace's `unsafe` lives here (the rest is the index's
 //! memory maps, `index/src/{snapshot,vectors}.rs`): gemm's entry point takes
-//! raw pointers and strides, and the AVX2 and AVX-512 variants are called
-//! only after the CPU was seen to have the features they were compiled for.
+//! raw pointers and strides, the AVX2 and AVX-512 variants are called only
+//! after the CPU was seen to have the features they were compiled for, and
+//! the AMX tile instructions only after Linux granted the tile state.
 #![allow(unsafe_code)]
 
 use crate::EmbedError;
@@ -24,7 +27,11 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{Config, HiddenAct};
 use std::cell::RefCell;
 
+mod amx;
 mod bf16;
+pub mod profile;
+
+use profile::{Stage, time};
 
 /// The arithmetic of the products by the weights of texts longer than a query.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,23 +40,51 @@ pub enum Precision {
     F32,
     /// bfloat16 products summed in f32, where the CPU has AVX-512 BF16.
     Bf16,
+    /// bfloat16 products summed in f32 on AMX tiles, where the CPU has them
+    /// and Linux grants them.
+    Amx,
 }
 
 impl Precision {
-    /// The fastest this CPU has, unless `CAIRN_CPU_PRECISION=f32` asks for
-    /// f32 (vectors that match candle's to 0.999999 rather than 0.99997).
+    /// The fastest this CPU has (AMX, then AVX-512 BF16, then f32), unless
+    /// `CAIRN_CPU_PRECISION` asks for `f32` (vectors that match candle's to
+    /// 0.999999 rather than 0.99996) or `bf16` (AVX-512 BF16, not AMX).
     pub fn best() -> Self {
-        let f32_asked = std::env::var("CAIRN_CPU_PRECISION").is_ok_and(|v| v == "f32");
-        if bf16::available() && !f32_asked {
-            Self::Bf16
+        Self::chosen().0
+    }
+
+    /// [`Precision::best`], and why it is the one (what `cairn doctor` says).
+    pub fn chosen() -> (Self, &'static str) {
+        let asked = std::env::var("CAIRN_CPU_PRECISION").unwrap_or_default();
+        match asked.as_str() {
+            "f32" => return (Self::F32, "CAIRN_CPU_PRECISION=f32 asks for it"),
+            "bf16" if Self::Bf16.available() => {
+                return (Self::Bf16, "CAIRN_CPU_PRECISION=bf16 asks for it");
+            }
+            _ => {}
+        }
+        if Self::Amx.available() {
+            (
+                Self::Amx,
+                "the CPU has AMX-BF16 and Linux granted its tiles",
+            )
+        } else if Self::Bf16.available() {
+            (
+                Self::Bf16,
+                "the CPU has AVX-512 BF16 but no AMX tiles to use",
+            )
         } else {
-            Self::F32
+            (Self::F32, "the CPU has neither AMX nor AVX-512 BF16")
         }
     }
 
     /// Whether this CPU runs it.
     pub fn available(self) -> bool {
-        self == Self::F32 || bf16::available()
+        match self {
+            Self::F32 => true,
+            Self::Bf16 => bf16::available(),
+            Self::Amx => amx::available(),
+        }
     }
 
     /// Its name in a forward pass's name.
@@ -57,6 +92,16 @@ impl Precision {
         match self {
             Self::F32 => "f32",
             Self::Bf16 => "bf16",
+            Self::Amx => "amx",
+        }
+    }
+
+    /// What the CPU it runs on must have, for a message that it lacks it.
+    fn needs(self) -> &'static str {
+        match self {
+            Self::F32 => "nothing",
+            Self::Bf16 => "AVX-512 BF16",
+            Self::Amx => "AMX-BF16 (and Linux granting its tiles)",
         }
     }
 }
@@ -69,6 +114,8 @@ struct Linear {
     panels: Vec<f32>,
     /// The weights in bfloat16, when the pass runs in it.
     bf16: Option<bf16::Packed>,
+    /// The weights as AMX tiles read them, when the pass runs on them.
+    amx: Option<amx::Packed>,
     b: Vec<f32>,
     inp: usize,
     out: usize,
@@ -105,6 +152,8 @@ pub(crate) struct CpuBert {
     vocab: usize,
     eps: f32,
     act: HiddenAct,
+    /// The products' arithmetic (AMX also takes attention's products).
+    precision: Precision,
 }
 
 /// Per-thread working buffers, grown to the longest text seen.
@@ -115,6 +164,8 @@ struct Scratch {
     context: Vec<f32>,
     attn: Vec<f32>,
     up: Vec<f32>,
+    /// The activated intermediate rows in bfloat16 (the AMX pass).
+    rounded: Vec<u16>,
 }
 
 thread_local! {
@@ -172,13 +223,15 @@ impl Linear {
         }
         // Each precision keeps only the layouts its products read.
         let bf16 = (precision == Precision::Bf16).then(|| bf16::Packed::new(&w, inp, total));
-        if bf16.is_some() {
+        let amx = (precision == Precision::Amx).then(|| amx::Packed::new(&w, inp, total));
+        if bf16.is_some() || amx.is_some() {
             (w, panels) = (Vec::new(), Vec::new());
         }
         Ok(Self {
             w,
             panels,
             bf16,
+            amx,
             b,
             inp,
             out: total,
@@ -187,10 +240,11 @@ impl Linear {
 
     /// `y = x·W + b` for the `rows` rows of `x`.
     fn forward(&self, x: &[f32], rows: usize, y: &mut [f32]) {
-        for r in y.chunks_exact_mut(self.out).take(rows) {
-            r.copy_from_slice(&self.b);
-        }
+        self.bias(rows, y);
         if let Some(packed) = &self.bf16 {
+            return packed.matmul_add(x, rows, y);
+        }
+        if let Some(packed) = &self.amx {
             return packed.matmul_add(x, rows, y);
         }
         if rows <= SKINNY_ROWS {
@@ -215,6 +269,15 @@ impl Linear {
                 1,
                 1.0,
             );
+        }
+    }
+}
+
+impl Linear {
+    /// `y = b` for `rows` rows.
+    fn bias(&self, rows: usize, y: &mut [f32]) {
+        for r in y.chunks_exact_mut(self.out).take(rows) {
+            r.copy_from_slice(&self.b);
         }
     }
 }
@@ -316,8 +379,9 @@ impl CpuBert {
     ) -> Result<Self, EmbedError> {
         if !precision.available() {
             return Err(EmbedError::Device(format!(
-                "the {} CPU pass needs AVX-512 BF16, which this CPU lacks",
-                precision.name()
+                "the {} CPU pass needs {}, which this CPU lacks",
+                precision.name(),
+                precision.needs()
             )));
         }
         let err = |e: candle_core::Error| EmbedError::Device(format!("CPU encoder: {e}"));
@@ -393,6 +457,7 @@ impl CpuBert {
             vocab: config.vocab_size,
             eps: config.layer_norm_eps as f32,
             act: config.hidden_act,
+            precision,
         })
     }
 
@@ -414,15 +479,20 @@ impl CpuBert {
             )));
         }
         let h = self.hidden;
-        let mut x = vec![0.0f32; n * h];
-        for (t, (row, &id)) in x.chunks_exact_mut(h).zip(ids).enumerate() {
-            let word = &self.word[id as usize * h..][..h];
-            let pos = &self.position[t * h..][..h];
-            for (((o, w), p), ty) in row.iter_mut().zip(word).zip(pos).zip(&self.token_type[..h]) {
-                *o = w + p + ty;
+        let mut x = time(Stage::Embeddings, || {
+            let mut x = vec![0.0f32; n * h];
+            for (t, (row, &id)) in x.chunks_exact_mut(h).zip(ids).enumerate() {
+                let word = &self.word[id as usize * h..][..h];
+                let pos = &self.position[t * h..][..h];
+                for (((o, w), p), ty) in
+                    row.iter_mut().zip(word).zip(pos).zip(&self.token_type[..h])
+                {
+                    *o = w + p + ty;
+                }
             }
-        }
-        kernels::layer_norm_rows(&mut x, None, &self.ln.gamma, &self.ln.beta, self.eps);
+            kernels::layer_norm_rows(&mut x, None, &self.ln.gamma, &self.ln.beta, self.eps);
+            x
+        });
         SCRATCH.with(|s| {
             let s = &mut *s.borrow_mut();
             for layer in &self.layers {
@@ -434,16 +504,73 @@ impl CpuBert {
 
     fn layer(&self, l: &Layer, x: &mut [f32], n: usize, s: &mut Scratch) {
         let h = self.hidden;
-        let d = h / self.heads;
         let qkv = grow(&mut s.qkv, n * 3 * h);
-        l.qkv.forward(x, n, qkv);
+        time(Stage::Qkv, || l.qkv.forward(x, n, qkv));
         let scores = grow(&mut s.scores, n * n);
         let context = grow(&mut s.context, n * h);
+        self.attention(qkv, n, scores, context);
+        let attn = grow(&mut s.attn, n * h);
+        time(Stage::AttnOut, || l.attn_out.forward(context, n, attn));
+        time(Stage::Norm1, || {
+            kernels::layer_norm_rows(attn, Some(x), &l.ln1.gamma, &l.ln1.beta, self.eps)
+        });
+        // attn now holds the attention block's output; x gets the layer's.
+        let up = grow(&mut s.up, n * l.up.out);
+        time(Stage::Up, || l.up.forward(attn, n, up));
+        match (&l.down.amx, self.act) {
+            // On tiles, GELU writes the down product's bfloat16 rows itself.
+            (Some(down), HiddenAct::Gelu) => {
+                let (rows, width) = down.rounded_shape(n);
+                s.rounded.clear();
+                s.rounded.resize(rows * width, 0);
+                let rounded = &mut s.rounded;
+                time(Stage::Gelu, || {
+                    amx::gelu_rows(up, n, l.up.out, rounded, width)
+                });
+                time(Stage::Down, || {
+                    l.down.bias(n, x);
+                    down.matmul_add_rounded(rounded, n, x);
+                });
+            }
+            _ => {
+                time(Stage::Gelu, || kernels::activate(up, self.act));
+                time(Stage::Down, || l.down.forward(up, n, x));
+            }
+        }
+        time(Stage::Norm2, || {
+            kernels::layer_norm_rows(x, Some(attn), &l.ln2.gamma, &l.ln2.beta, self.eps)
+        });
+    }
+
+    /// Every head's attention: `context` (n × hidden) from `qkv` (n × 3·hidden).
+    fn attention(&self, qkv: &[f32], n: usize, scores: &mut [f32], context: &mut [f32]) {
+        let h = self.hidden;
+        let d = h / self.heads;
         let scale = 1.0 / (d as f32).sqrt();
         if n <= SKINNY_ROWS {
-            kernels::attention_few_rows(qkv, n, h, self.heads, scale, scores, context);
+            time(Stage::Scores, || {
+                kernels::attention_few_rows(qkv, n, h, self.heads, scale, scores, context)
+            });
+            return;
         }
-        for head in (0..self.heads).filter(|_| n > SKINNY_ROWS) {
+        if self.precision == Precision::Amx && d.is_multiple_of(32) {
+            for head in 0..self.heads {
+                let at = head * d;
+                amx::attention_head(
+                    qkv,
+                    3 * h,
+                    (at, h + at, 2 * h + at),
+                    d,
+                    n,
+                    scale,
+                    scores,
+                    context,
+                    (h, at),
+                );
+            }
+            return;
+        }
+        for head in 0..self.heads {
             let q = qkv[head * d..].as_ptr();
             let k = qkv[h + head * d..].as_ptr();
             let v = qkv[2 * h + head * d..].as_ptr();
@@ -451,7 +578,7 @@ impl CpuBert {
             // SAFETY: q, k and v walk n rows of d columns with row stride 3h
             // inside qkv (n × 3h); scores is n × n; context's n rows of d
             // columns with row stride h start at head·d inside n × h.
-            unsafe {
+            time(Stage::Scores, || unsafe {
                 // scores = scale · q · kᵀ (kᵀ: row stride 1, column stride 3h).
                 matmul(
                     n,
@@ -468,9 +595,9 @@ impl CpuBert {
                     row,
                     scale,
                 );
-            }
-            kernels::softmax_rows(scores, n);
-            unsafe {
+            });
+            time(Stage::Softmax, || kernels::softmax_rows(scores, n));
+            time(Stage::Context, || unsafe {
                 matmul(
                     n,
                     d,
@@ -486,17 +613,8 @@ impl CpuBert {
                     1,
                     1.0,
                 );
-            }
+            });
         }
-        let attn = grow(&mut s.attn, n * h);
-        l.attn_out.forward(context, n, attn);
-        kernels::layer_norm_rows(attn, Some(x), &l.ln1.gamma, &l.ln1.beta, self.eps);
-        // attn now holds the attention block's output; x gets the layer's.
-        let up = grow(&mut s.up, n * l.up.out);
-        l.up.forward(attn, n, up);
-        kernels::activate(up, self.act);
-        l.down.forward(up, n, x);
-        kernels::layer_norm_rows(x, Some(attn), &l.ln2.gamma, &l.ln2.beta, self.eps);
     }
 }
 
@@ -524,7 +642,11 @@ mod tests {
             .expect("files");
         let reference =
             BertEmbedder::load_pass(&files, DevicePref::Cpu, Pass::Candle).expect("reference");
-        for (precision, bar) in [(Precision::F32, 0.9999), (Precision::Bf16, 0.999)] {
+        for (precision, bar) in [
+            (Precision::F32, 0.9999),
+            (Precision::Bf16, 0.999),
+            (Precision::Amx, 0.999),
+        ] {
             if precision.available() {
                 agree(&files, &reference, precision, bar);
             } else {
