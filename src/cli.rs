@@ -27,16 +27,6 @@ pub fn version_line() -> &'static str {
     })
 }
 
-/// The whole command line: [`Cli`]'s subcommands and one per operation the
-/// CLI offers (`search`, `retrieve`, `tree`, `context`, `explain`, from the
-/// server's table). Parsing, completions and the man page all use it.
-pub fn command() -> clap::Command {
-    use clap::CommandFactory;
-    crate::commands::op::offered().fold(Cli::command(), |cmd, op| {
-        cmd.subcommand(crate::commands::op::command(op))
-    })
-}
-
 /// `cairn`'s arguments.
 #[derive(Parser)]
 #[command(

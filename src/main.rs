@@ -17,7 +17,7 @@ use clap::FromArgMatches;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let matches = cli::command().get_matches();
+    let matches = commands::command_line().get_matches();
     progress::init_tracing();
     let result = match matches.subcommand() {
         Some((name, flags)) if let Some(op) = commands::op::by_name(name) => {

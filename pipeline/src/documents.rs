@@ -2,20 +2,11 @@
 //! doctype and language) or skip it (with the reason). A PDF's document is
 //! the text `pdf` extracts from it.
 
-use crate::config::RepoConfig;
+use crate::config::{ReadLimits, RepoConfig};
 use crate::pdf::PdfLimits;
 use cairn_index::manifest::SkipReason;
 use cairn_index::{Doctype, Language, PdfSource};
 use git2::{ObjectType, Oid, Repository};
-
-/// How large a file may be before it is skipped unread.
-#[derive(Clone, Debug)]
-pub struct ReadLimits {
-    /// Any text file (bytes).
-    pub max_file_bytes: u64,
-    /// PDFs: their size, and the bounds on extracting their text.
-    pub pdf: PdfLimits,
-}
 
 /// A text file to index.
 #[derive(Clone, Debug)]

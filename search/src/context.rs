@@ -233,7 +233,7 @@ impl Engine {
         let strong = found
             .hits
             .iter()
-            .filter(|h| crate::engine::evidence(h, found.mode) >= threshold);
+            .filter(|h| crate::passages::evidence(h, found.mode) >= threshold);
         for hit in strong {
             let asked = SpanRequest::lines(
                 hit.doc_id.as_str(),

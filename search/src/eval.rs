@@ -327,7 +327,7 @@ pub fn candidate_features(
     let mut out = Vec::new();
     for q in queries.iter().filter(|q| q.kind != "guard") {
         let (resp, lists) = engine.search_explained(&q.request(Mode::Hybrid, depth))?;
-        let words = crate::engine::focus_words(&q.query);
+        let words = crate::passages::focus_words(&q.query);
         let share = |text: &str| {
             let text = text.to_lowercase();
             let found = words.iter().filter(|w| text.contains(w.as_str())).count();

@@ -7,7 +7,12 @@
 //! never read index files; they call this.
 //!
 //! Depends on `cairn-index` (reading a version) and `cairn-embed` (the query
-//! embedder). Ranking lives in [`rank`], links in [`links`], the golden-query
+//! embedder). One module per call: [`passages`] (search), [`retrieve`],
+//! [`tree`], `status` (version and health), [`grep`], [`definitions`],
+//! [`context`], [`explain`], each with its request, its answer, their text
+//! form and its `impl Engine` block; `engine` holds what they share (the
+//! opened snapshot, text, access), `filters` what narrows every call.
+//! Ranking lives in [`rank`], links in [`links`], the golden-query
 //! evaluation in [`eval`].
 
 pub mod access;
@@ -18,26 +23,37 @@ pub mod definitions;
 mod engine;
 pub mod eval;
 pub mod explain;
+mod filters;
 pub mod grep;
 pub mod links;
-pub mod passage;
+pub mod passages;
 pub mod query_vectors;
+mod raises;
 pub mod rank;
-mod render;
+pub mod retrieve;
 pub mod runtime_weights;
-mod types;
+mod status;
+pub mod tree;
 
 pub use access::Caller;
 pub use code::Code;
 pub use context::{ChatMessage, Citation, ContextRequest, ContextResponse, TokenizerName};
 pub use deadline::Deadline;
 pub use definitions::{DefinitionsRequest, DefinitionsResponse};
-pub use engine::{Earlier, Engine, EngineOptions};
+pub use engine::{Engine, EngineOptions, MAX_SPAN_LINES, MAX_TEXT_BYTES, PageCitation, TextFormat};
 pub use explain::{ExplainRequest, ExplainResponse};
+pub use filters::{Filters, MAX_FILTER_VALUES, Mode, OneOrMany, one_or_many};
 pub use grep::{GrepRequest, GrepResponse};
-pub use passage::{CitationLink, PassageId, PassageIdError};
+pub use passages::{
+    CitationLink, DEFAULT_LIMIT, Hit, MAX_LIMIT, MAX_QUERY_CHARS, MAX_REPHRASINGS, PassageId,
+    PassageIdError, ScoreBreakdown, SearchRequest, SearchResponse,
+};
 pub use query_vectors::CacheStats;
-pub use types::*;
+pub use retrieve::{
+    Earlier, MAX_BATCH, MAX_BATCH_VERSIONS, RetrieveResponse, SpanRequest, parse_line_range,
+};
+pub use status::{HealthResponse, RepoVersion, VersionResponse};
+pub use tree::{DEFAULT_TREE_DEPTH, DEFAULT_TREE_ENTRIES, TreeEntry, TreeResponse};
 
 /// Why a call failed. Each variant maps to one stable code for the connectors.
 #[derive(Debug, thiserror::Error)]

@@ -21,6 +21,16 @@ mod verify;
 use crate::cli::Command;
 use std::process::ExitCode;
 
+/// The whole command line: `cli::Cli`'s subcommands and one per operation
+/// the CLI offers (from the server's table, [`op`]). Parsing, completions
+/// and the man page all use it.
+pub fn command_line() -> clap::Command {
+    use clap::CommandFactory;
+    op::offered().fold(crate::cli::Cli::command(), |cmd, o| {
+        cmd.subcommand(op::command(o))
+    })
+}
+
 /// Runs one subcommand.
 pub fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {

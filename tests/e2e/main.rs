@@ -15,6 +15,7 @@ mod hardening2;
 mod hardening3;
 mod http;
 mod install;
+mod layout;
 mod mcp;
 mod oauth;
 mod ops;

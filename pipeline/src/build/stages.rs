@@ -147,7 +147,7 @@ pub(super) fn sync_all(
 /// extracted within what is left of their PDF time.
 fn article_docs(
     cfg: &RepoConfig,
-    spec: &crate::articles::ArticleSpec,
+    spec: &crate::config::ArticleSpec,
     mut record: RepoRecord,
     opts: &BuildOptions,
     (clock, fetch_left): (&mut PdfClock, &mut std::time::Duration),
@@ -155,7 +155,7 @@ fn article_docs(
 ) -> Result<RepoDocs, BuildError> {
     let max_bytes = clock.max_bytes();
     record.url = crate::articles::public_url(spec);
-    if matches!(spec.source, crate::articles::ArticleSource::File(_)) {
+    if matches!(spec.source, crate::config::ArticleSource::File(_)) {
         // A local path is where this machine keeps it, not an address to cite.
         record.url = cfg.url.clone();
     }

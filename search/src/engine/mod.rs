@@ -1,30 +1,27 @@
-//! The engine: one opened snapshot, the query embedder, runtime weights.
-//! Opening and reopening live here; what the engine answers is split by
-//! call: `search.rs` (ranking, merging, widening), `focus.rs` (the best few
-//! lines of a hit), `retrieve.rs` (exact lines),
-//! `tree.rs` (the doc_id tree, version, health, documents).
+//! The engine: one opened snapshot, the query embedder, runtime weights;
+//! what every call shares. Opening and reopening, access to a document and
+//! runtime weights live here, and `text.rs` reads a span's text. Each call
+//! is its own module at the crate's top (`passages`, `retrieve`, `tree`,
+//! `status`, `grep`, `definitions`, `context`, `explain`), holding its
+//! request, its answer, their text form and its `impl Engine` block.
 
-mod focus;
-mod grep;
-mod retrieve;
-mod search;
 mod text;
-mod tree;
 
-pub(crate) use focus::focus_words;
-pub use retrieve::Earlier;
-pub(crate) use search::evidence;
+pub use text::{MAX_SPAN_LINES, MAX_TEXT_BYTES, TextFormat};
 
+use crate::access::{self, Caller};
 use crate::links::{blob_link, blob_page_link, page_link};
+use crate::query_vectors::CacheStats;
 use crate::query_vectors::{self, QueryVectors};
-use crate::rank::{self, Fused, Priors, RankedList, Source};
+use crate::rank;
 use crate::runtime_weights::{RuntimeWeight, RuntimeWeights};
-use crate::*;
+use crate::{SearchError, invalid};
 use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec};
-use cairn_index::{DocId, DocRecord, IndexRoot, IndexVersion, LineSpan, Snapshot};
-use std::collections::BTreeMap;
+use cairn_index::{DocId, IndexRoot, IndexVersion, LineSpan, Snapshot};
+use serde::Serialize;
 use std::path::PathBuf;
 use std::sync::Arc;
+use utoipa::ToSchema;
 
 /// How to open an engine.
 #[derive(Clone, Debug)]
@@ -39,32 +36,32 @@ pub struct EngineOptions {
 
 /// Search over one index version.
 pub struct Engine {
-    snap: Snapshot,
+    pub(crate) snap: Snapshot,
     /// The query model and its cache; shared with the next engine on a hot
     /// swap that keeps the model.
-    embedder: Option<Arc<QueryVectors>>,
+    pub(crate) embedder: Option<Arc<QueryVectors>>,
     /// Why vector search is off, when it is.
-    degraded: Option<String>,
-    runtime_weights: RuntimeWeights,
-    root: IndexRoot,
+    pub(crate) degraded: Option<String>,
+    pub(crate) runtime_weights: RuntimeWeights,
+    pub(crate) root: IndexRoot,
     /// How much each kind of candidate list counts (`cairn eval --fusion`).
-    fusion: rank::FusionShares,
+    pub(crate) fusion: rank::FusionShares,
     /// Priors that count 1 (`cairn eval --without-prior`).
-    priors_off: Vec<rank::Prior>,
+    pub(crate) priors_off: Vec<rank::Prior>,
     /// When the approximate index is used (`cairn eval --exact-below`).
-    vector_search: rank::VectorSearch,
+    pub(crate) vector_search: rank::VectorSearch,
     /// What caller-scoped BM25 statistics read, gathered at open.
-    bm25: rank::Bm25Tables,
+    pub(crate) bm25: rank::Bm25Tables,
     /// Notebooks' cells, parsed when first read.
-    notebooks: text::Notebooks,
+    pub(crate) notebooks: text::Notebooks,
     /// Every raising statement and the documents by file name, read at the
     /// first explain (a search-only engine, or a hot swap, never pays for it).
-    sites: std::sync::OnceLock<crate::explain::Sites>,
+    pub(crate) sites: std::sync::OnceLock<crate::raises::Sites>,
     /// The documents in doc_id order (a grep's order), made on first use.
-    by_doc_id: std::sync::OnceLock<Vec<u32>>,
+    pub(crate) by_doc_id: std::sync::OnceLock<Vec<u32>>,
 }
 
-fn now_unix() -> i64 {
+pub(crate) fn now_unix() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
@@ -234,11 +231,11 @@ impl Engine {
 
     /// Where `span` of a document extracted from a PDF lies: its page and
     /// its lines counted within that page (`None` for any other document).
-    pub(crate) fn page_of(&self, doc: u32, span: LineSpan) -> Option<crate::types::PageCitation> {
+    pub(crate) fn page_of(&self, doc: u32, span: LineSpan) -> Option<crate::PageCitation> {
         let pdf = self.snap.docs[doc as usize].pdf.as_ref()?;
         let (page, start_line) = pdf.page_of(span.start)?;
         let (end_page, end_line) = pdf.page_of(span.end)?;
-        Some(crate::types::PageCitation {
+        Some(crate::PageCitation {
             page,
             start_line,
             end_line,
@@ -252,7 +249,11 @@ impl Engine {
         self.visible_doc(doc_id, groups).map(|_| ())
     }
 
-    fn visible_doc(&self, doc_id: &str, groups: Option<&[String]>) -> Result<u32, SearchError> {
+    pub(crate) fn visible_doc(
+        &self,
+        doc_id: &str,
+        groups: Option<&[String]>,
+    ) -> Result<u32, SearchError> {
         let id = DocId::parse(doc_id).map_err(|e| invalid("doc_id", e.to_string()))?;
         self.snap
             .doc_index(&id)
@@ -284,9 +285,9 @@ impl Engine {
     }
 
     /// The raising statements of the snapshot.
-    pub(crate) fn sites(&self) -> &crate::explain::Sites {
+    pub(crate) fn sites(&self) -> &crate::raises::Sites {
         self.sites
-            .get_or_init(|| crate::explain::Sites::new(&self.snap))
+            .get_or_init(|| crate::raises::Sites::new(&self.snap))
     }
 
     /// The index root.
@@ -298,4 +299,19 @@ impl Engine {
 /// Runtime weights live beside the index root's versions, never inside one.
 fn state_path(root: &IndexRoot) -> PathBuf {
     root.path().join("runtime-weights.json")
+}
+
+/// Where a span of a PDF's text lies in the PDF: a page, and lines counted
+/// from that page's first line (as a reader counts them on the page).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema, schemars::JsonSchema)]
+pub struct PageCitation {
+    /// The page the span starts on (1-based).
+    pub page: u32,
+    /// First line within that page.
+    pub start_line: u32,
+    /// Last line within its page (`end_page`'s when the span runs onto a later page).
+    pub end_line: u32,
+    /// The page the span ends on, when not `page`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_page: Option<u32>,
 }

@@ -4,7 +4,9 @@
 
 use super::*;
 use cairn_index::notebook::Notebook;
+use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
+use utoipa::ToSchema;
 
 /// A span's text and the form it is in.
 #[derive(Clone, Debug)]
@@ -87,6 +89,48 @@ impl Engine {
                 format: TextFormat::Raw,
                 raw_lines: Vec::new(),
             },
+        }
+    }
+}
+
+/// Most lines one retrieve returns.
+pub const MAX_SPAN_LINES: u32 = 400;
+/// Most bytes of text one retrieve (or one whole retrieve_batch) returns, so a
+/// response stays well under GPT Actions' 100,000-character limit.
+pub const MAX_TEXT_BYTES: usize = 48_000;
+
+/// The form a passage's text is in.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum TextFormat {
+    /// The file's lines, byte for byte.
+    #[default]
+    Raw,
+    /// A notebook's cells the span overlaps: decoded sources (markdown as
+    /// markdown, code fenced), one `<!-- cell N: kind -->` line before each,
+    /// outputs left out. The span and its links stay those of the raw lines.
+    NotebookCells,
+}
+
+impl TextFormat {
+    /// The raw line of the file that line `i` (0-based) of a text in this form
+    /// stands for, when the text shows lines from `start` (`raw_lines` is the
+    /// map a notebook's cells carry).
+    pub fn line_number(self, raw_lines: &[u32], start: u32, i: usize) -> u32 {
+        match self {
+            Self::Raw => start.saturating_add(i as u32),
+            Self::NotebookCells => raw_lines.get(i).copied().unwrap_or(start),
         }
     }
 }

@@ -5,12 +5,11 @@
 //! (built once per opened snapshot). Depends on the engine's search and links.
 
 mod parse;
-mod sites;
-mod template;
+mod render;
 
+pub use crate::raises::{Match, Piece, Syntax, Template};
+use crate::raises::{Message, Site};
 pub use parse::{Frame, ParsedError, Shape, parse};
-pub(crate) use sites::Sites;
-pub use template::{Match, Piece, Syntax, Template};
 
 use crate::{Engine, Filters, Hit, Mode, SearchError, SearchRequest, access, invalid};
 use cairn_index::LineSpan;
@@ -418,8 +417,8 @@ impl Engine {
             .last()
             .map(|f| f.function.rsplit('.').next().unwrap_or(&f.function))
             .filter(|f| !f.is_empty());
-        let message = template::Message::new(message);
-        let mut scored: Vec<(f32, &sites::Site, Option<&Template>, Match, bool)> = self
+        let message = Message::new(message);
+        let mut scored: Vec<(f32, &Site, Option<&Template>, Match, bool)> = self
             .sites()
             .sites
             .iter()

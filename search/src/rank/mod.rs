@@ -1,7 +1,7 @@
 //! Ranking, by job: candidate lists ([`candidates`]) scored with caller-scoped
 //! BM25 statistics ([`stats`]) from the analyzed query ([`query`]), fused by
 //! reciprocal rank ([`fusion`]), multiplied by named priors ([`priors`]), and
-//! shown as snippets ([`snippets`]). The engine (`engine/search.rs`) runs
+//! shown as snippets ([`snippets`]). The search call (`passages/`) runs
 //! these steps in order; each file is one of them.
 
 mod candidates;
@@ -17,10 +17,3 @@ pub use priors::*;
 pub use query::*;
 pub use snippets::*;
 pub use stats::*;
-
-use cairn_index::Doctype;
-
-/// Doctype names the API accepts, for validation messages.
-pub fn doctype_names() -> Vec<&'static str> {
-    Doctype::ALL.iter().map(Doctype::as_str).collect()
-}

@@ -5,7 +5,7 @@
 
 use super::{Call, Meta, Method, Op, Route};
 use crate::problem::ApiError;
-use cairn_search::{PassageId, SpanRequest, TextFormat, passage};
+use cairn_search::{PassageId, SpanRequest, TextFormat, passages};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -89,7 +89,7 @@ impl Op for Fetch {
         };
         Ok(FetchResponse {
             id: args.id,
-            title: passage::title(&r.doc_id, lines, ""),
+            title: passages::title(&r.doc_id, lines, ""),
             text: r.text,
             url: r.permalink,
             metadata: FetchMetadata {

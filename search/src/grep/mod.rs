@@ -1,14 +1,22 @@
-//! The engine's grep: candidate documents from the trigram index, within
-//! the filters and the caller's groups, read in doc_id order and matched
-//! line by line; pages by cursor; stops at the caps and the deadline.
+//! Exact search, like `git grep -n` over the indexed commits: a literal or a
+//! regular expression (RE2 semantics, the `regex` crate: linear time, no
+//! backreferences) matched line by line, over the documents a caller may
+//! see, each match a cited line span. The pattern also becomes a trigram
+//! query ([`cairn_index::trigrams`]) so only candidate documents are read.
+//! Here: the request, the answer, and the scan (candidates within the
+//! filters and the caller's groups, read in doc_id order and matched line by
+//! line; pages by cursor; stops at the caps and the deadline); `pattern.rs`
+//! compiles a pattern and its trigram query.
 
-use super::Engine;
-use crate::grep::{
-    DEFAULT_GREP_LIMIT, GrepCap, GrepFile, GrepMatch, GrepRequest, GrepResponse, MAX_CONTEXT,
-    MAX_GREP_LIMIT, MAX_LINE_CHARS, Pattern,
-};
-use crate::{MAX_TEXT_BYTES, SearchError, access, invalid};
+mod pattern;
+
+pub use pattern::compile;
+
+use crate::{Engine, Filters, MAX_TEXT_BYTES, SearchError, access, invalid};
 use cairn_index::LineSpan;
+use pattern::Pattern;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 /// Lines matched between two looks at the deadline.
 const LINES_PER_CHECK: usize = 4096;
@@ -17,6 +25,142 @@ const BYTES_PER_CHECK: usize = 256 * 1024;
 /// The longest `path` glob taken: its matcher is a regular expression built
 /// per call, and a long enough glob makes one too large to build.
 pub const MAX_GLOB_BYTES: usize = 256;
+
+/// Longest pattern accepted, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 1000;
+/// Matches returned when a grep names no limit.
+pub const DEFAULT_GREP_LIMIT: usize = 100;
+/// Most matches one grep returns.
+pub const MAX_GREP_LIMIT: usize = 1000;
+/// Most lines of context on each side of a match.
+pub const MAX_CONTEXT: u32 = 5;
+/// Longest line returned; longer ones are cut (a minified line can be megabytes).
+pub const MAX_LINE_CHARS: usize = 500;
+
+/// A grep.
+#[derive(Clone, Debug, Default)]
+pub struct GrepRequest {
+    /// What to find.
+    pub pattern: String,
+    /// `pattern` is a regular expression (else a literal).
+    pub regex: bool,
+    /// Letters must match in case (git grep's default).
+    pub case_sensitive: bool,
+    /// Match only where the pattern stands as a whole word (`\b…\b`).
+    pub word: bool,
+    /// Filters, as a search takes them.
+    pub filters: Filters,
+    /// Only paths (inside their repository) matching this glob, e.g. `*.py`, `src/**/*.cpp`.
+    pub path: Option<String>,
+    /// Lines of context on each side (0 to 5).
+    pub context: u32,
+    /// Matches wanted (1 to 1,000).
+    pub limit: usize,
+    /// Where the previous page stopped ([`GrepResponse::next_cursor`]).
+    pub cursor: Option<String>,
+    /// The caller's access groups (None: sees everything).
+    pub groups: Option<Vec<String>>,
+    /// When the answer stops being wanted: the scan stops there and says so.
+    pub deadline: crate::Deadline,
+}
+
+/// One matching line, cited.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
+pub struct GrepMatch {
+    /// The matching line, 1-based.
+    pub line: u32,
+    /// Its text (cut at 500 characters).
+    pub text: String,
+    /// First line of the cited span (the match with its context).
+    pub start_line: u32,
+    /// Last line of the cited span.
+    pub end_line: u32,
+    /// The context lines before the match, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub before: Vec<String>,
+    /// The context lines after the match, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
+    /// The span on GitHub, on the default branch.
+    pub github_url: String,
+    /// The span on GitHub, at the indexed commit.
+    pub permalink: String,
+}
+
+/// The matches in one document.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
+pub struct GrepFile {
+    /// `<category>/<repo>/<path>`.
+    pub doc_id: String,
+    /// Toolkit.
+    pub toolkit: String,
+    /// Doctype.
+    pub doctype: String,
+    /// Its matches, by line.
+    pub matches: Vec<GrepMatch>,
+}
+
+/// Why a page of matches stopped before the end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GrepCap {
+    /// `limit` matches were found.
+    Matches,
+    /// The text returned reached 48,000 bytes.
+    Bytes,
+    /// The deadline came first.
+    Deadline,
+}
+
+impl GrepCap {
+    /// Its name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            GrepCap::Matches => "matches",
+            GrepCap::Bytes => "bytes",
+            GrepCap::Deadline => "deadline",
+        }
+    }
+}
+
+/// A page of matches, ordered by doc_id, then line.
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
+pub struct GrepResponse {
+    /// The pattern as given.
+    pub pattern: String,
+    /// Documents with matches, in doc_id order.
+    pub files: Vec<GrepFile>,
+    /// Matches in this page.
+    pub matches: usize,
+    /// Why this page stopped early, when it did (more may follow from `next_cursor`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<GrepCap>,
+    /// Pass as `cursor` for the next page; absent when this page is the last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// Documents read (those the trigram index could not rule out, within the filters).
+    pub documents_read: usize,
+    /// The version answering.
+    pub index_version: String,
+}
+
+impl std::fmt::Display for GrepResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for file in &self.files {
+            for m in &file.matches {
+                writeln!(f, "{}:{}:{}", file.doc_id, m.line, m.text)?;
+            }
+        }
+        match (self.truncated, &self.next_cursor) {
+            (Some(cap), Some(c)) => writeln!(
+                f,
+                "(stopped at the {} cap; more with --cursor {c})",
+                cap.name()
+            ),
+            _ => Ok(()),
+        }
+    }
+}
 
 /// Where a page starts: after position `line` (a line; in a notebook, a
 /// line of its cells' source) of the document at `rank` in doc_id order.

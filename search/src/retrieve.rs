@@ -1,7 +1,15 @@
-//! Retrieve: the exact lines of a document, alone or in a batch, within the
+//! The `retrieve` call: its request ([`SpanRequest`], also how the CLI, the
+//! pages and MCP resources write a span), its answer and text form, and the
+//! exact lines of a document, alone or in a batch, within the
 //! span and byte limits.
 
-use super::*;
+use crate::engine::{Engine, MAX_SPAN_LINES, MAX_TEXT_BYTES, PageCitation, TextFormat};
+use crate::{SearchError, invalid};
+use cairn_index::{IndexVersion, LineSpan};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::sync::Arc;
+use utoipa::ToSchema;
 
 /// How a live engine finds the earlier version a cited span names.
 pub type Earlier<'a> = &'a dyn Fn(&IndexVersion) -> Result<Arc<Engine>, SearchError>;
@@ -207,5 +215,198 @@ impl Engine {
             out.push(r);
         }
         Ok(out)
+    }
+}
+
+/// Most items in one retrieve_batch.
+pub const MAX_BATCH: usize = 50;
+
+/// Most earlier index versions one batch may cite: each is opened (and
+/// verified) the first time, and a batch rotating over more was a way to make
+/// the server reopen versions for every item.
+pub const MAX_BATCH_VERSIONS: usize = 2;
+
+/// Lines of one document, as every connector asks for them (the HTTP body,
+/// the MCP arguments, and one item of a batch).
+#[derive(Clone, Debug, Deserialize, ToSchema, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpanRequest {
+    /// `<category>/<repo>/<path>`, as search hits give it.
+    pub doc_id: String,
+    /// First line, 1-based (default 1).
+    #[serde(default)]
+    pub start: Option<i64>,
+    /// Last line, inclusive (default: start + 399). At most 400 lines are returned.
+    #[serde(default)]
+    pub end: Option<i64>,
+    /// The exact bytes of the lines even for a notebook (default false: a
+    /// notebook span comes as its cells, `text_format: notebook-cells`).
+    #[serde(default)]
+    pub raw: bool,
+    /// The index version the lines were cited from (a search result's
+    /// `index_version`): the lines come from that version while it is kept,
+    /// and a version no longer kept is refused (`version_gone`) rather than
+    /// answered with other lines. Default: the version serving now.
+    #[serde(default)]
+    #[schema(value_type = Option<String>)]
+    #[schemars(with = "Option<String>")]
+    pub index_version: Option<IndexVersion>,
+}
+
+impl SpanRequest {
+    /// The same lines as exact bytes (`raw`) or in the reader's form.
+    pub fn raw(self, raw: bool) -> Self {
+        Self { raw, ..self }
+    }
+
+    /// Lines `start..=end` of `doc_id`, in the reader's form.
+    pub fn lines(doc_id: impl Into<String>, start: i64, end: i64) -> Self {
+        Self {
+            doc_id: doc_id.into(),
+            start: Some(start),
+            end: Some(end),
+            raw: false,
+            index_version: None,
+        }
+    }
+
+    /// `start..=end` with the defaults filled in: from line 1, [`MAX_SPAN_LINES`] lines long.
+    pub fn span(&self) -> (i64, i64) {
+        let start = self.start.unwrap_or(1);
+        let end = self
+            .end
+            .unwrap_or_else(|| start.saturating_add(i64::from(MAX_SPAN_LINES) - 1));
+        (start, end)
+    }
+}
+
+/// On the command line a span is `DOC_ID --lines START:END [--raw]`: one
+/// flag for both ends reads better than two, so this is written by hand
+/// rather than derived.
+impl clap::Args for SpanRequest {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        use clap::{Arg, ArgAction};
+        cmd.arg(
+            Arg::new("doc_id")
+                .required(true)
+                .value_name("DOC_ID")
+                .help("`<category>/<repo>/<path>`, as search hits give it"),
+        )
+        .arg(
+            Arg::new("lines")
+                .long("lines")
+                .value_name("START:END")
+                .default_value("1:400")
+                .help("The lines, 1-based and inclusive (at most 400)"),
+        )
+        .arg(Arg::new("raw").long("raw").action(ArgAction::SetTrue).help(
+            "The file's exact bytes even for a notebook (by default a notebook shows its cells)",
+        ))
+        .arg(
+            Arg::new("index_version")
+                .long("index-version")
+                .value_name("VERSION")
+                .value_parser(|s: &str| IndexVersion::parse(s).map_err(|e| e.to_string()))
+                .help("Read the lines as at this kept index version (a hit's index_version)"),
+        )
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for SpanRequest {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let doc_id = m.get_one::<String>("doc_id").cloned().unwrap_or_default();
+        let lines = m.get_one::<String>("lines").map_or("1:400", String::as_str);
+        let (start, end) = parse_line_range(lines).ok_or_else(|| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("--lines must be START:END with 1 <= START <= END, not {lines:?}\n"),
+            )
+        })?;
+        Ok(Self {
+            index_version: m.get_one::<IndexVersion>("index_version").cloned(),
+            ..Self::lines(doc_id, start.into(), end.into()).raw(m.get_flag("raw"))
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+/// `START:END`, `START-END` or one line, 1-based and inclusive, `START <= END`:
+/// how the CLI, the pages' URLs and MCP resource URIs write a span.
+pub fn parse_line_range(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.split_once([':', '-']).unwrap_or((s, s));
+    let (a, b): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+    (a >= 1 && a <= b).then_some((a, b))
+}
+
+/// Exact lines of one document.
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
+pub struct RetrieveResponse {
+    /// The document.
+    pub doc_id: String,
+    /// First line returned.
+    pub start_line: u32,
+    /// Last line returned.
+    pub end_line: u32,
+    /// The lines, byte for byte with line endings kept (`text_format: raw`),
+    /// or for a notebook the cells they hold (`notebook-cells`; ask `raw` for the bytes).
+    pub text: String,
+    /// The form `text` is in.
+    pub text_format: TextFormat,
+    /// For `notebook-cells`: the raw line of the file each line of `text` stands for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub raw_lines: Vec<u32>,
+    /// Lines in the whole file.
+    pub total_lines: u32,
+    /// The span asked for ran past the end or over the cap and was cut.
+    pub clamped: bool,
+    /// For a PDF: the page the lines are on and their lines within it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<PageCitation>,
+    /// On the default branch.
+    pub github_url: String,
+    /// On the exact commit.
+    pub permalink: String,
+    /// sha256 of the whole file.
+    pub content_sha256: String,
+    /// The version answering.
+    pub index_version: String,
+}
+
+impl RetrieveResponse {
+    /// The raw line of the file that line `i` (0-based) of `text` stands for.
+    pub fn line_number(&self, i: usize) -> u32 {
+        self.text_format
+            .line_number(&self.raw_lines, self.start_line, i)
+    }
+}
+
+impl fmt::Display for RetrieveResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{}:{}-{} of {} lines{}{}",
+            self.doc_id,
+            self.start_line,
+            self.end_line,
+            self.total_lines,
+            if self.clamped { " (clamped)" } else { "" },
+            match self.text_format {
+                TextFormat::Raw => "",
+                TextFormat::NotebookCells => " (as notebook cells; --raw for the exact lines)",
+            }
+        )?;
+        writeln!(f, "{}", self.permalink)?;
+        for (i, line) in self.text.lines().enumerate() {
+            writeln!(f, "{:6}  {line}", self.line_number(i))?;
+        }
+        Ok(())
     }
 }

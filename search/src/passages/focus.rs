@@ -7,7 +7,9 @@
 //! When that subchunk lies just past the span (an answer that starts after
 //! a chunk boundary, the next paragraph of a page), the hit grows to hold it.
 
-use super::*;
+use crate::engine::Engine;
+use crate::rank;
+use cairn_index::LineSpan;
 
 /// The most lines a focus holds.
 pub(crate) const FOCUS_LINES: u32 = 15;

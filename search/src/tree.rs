@@ -1,7 +1,13 @@
-//! What is indexed: the doc_id tree, the version served, health counts,
-//! and pages of documents, each as the caller may see it.
+//! The `tree` call (the doc_id tree, folders with their file counts) and
+//! pages of documents, each as the caller may see it.
 
-use super::*;
+use crate::engine::Engine;
+use crate::{SearchError, access, invalid};
+use cairn_index::DocRecord;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use utoipa::ToSchema;
 
 impl Engine {
     /// The doc_id hierarchy below `prefix`, `depth` levels deep, at most `max_entries` entries.
@@ -77,59 +83,6 @@ impl Engine {
         })
     }
 
-    /// What is being served: the repositories the caller may see, with their commits.
-    pub fn version(&self, groups: Option<&[String]>) -> VersionResponse {
-        let m = &self.snap.manifest;
-        VersionResponse {
-            index_version: m.index_version.to_string(),
-            built_at: m.built_at.clone(),
-            builder_version: m.builder_version.clone(),
-            model: m.model.id.clone(),
-            model_weights_sha256: m.model.weights_sha256.clone(),
-            repos: m
-                .repos
-                .iter()
-                .filter(|r| access::visible_groups(&r.groups, groups))
-                .map(|r| RepoVersion {
-                    name: r.name.clone(),
-                    default_branch: r.default_branch.clone(),
-                    commit: r.commit.clone(),
-                    toolkit: r.toolkit.clone(),
-                    description: r.description.clone(),
-                    stale: r.stale,
-                    error: r.error.clone(),
-                })
-                .collect(),
-        }
-    }
-
-    /// Counts of what the caller may see, and whether vector search is on.
-    pub fn health(&self, groups: Option<&[String]>) -> HealthResponse {
-        let mut by_repo = BTreeMap::new();
-        let mut by_doctype = BTreeMap::new();
-        let mut visible = vec![false; self.snap.docs.len()];
-        for (i, d) in self.snap.docs.iter().enumerate() {
-            if access::visible(d, groups) {
-                visible[i] = true;
-                *by_repo.entry(d.repo.clone()).or_insert(0) += 1;
-                *by_doctype.entry(d.doctype.to_string()).or_insert(0) += 1;
-            }
-        }
-        HealthResponse {
-            loaded: true,
-            index_version: self.snap.version.to_string(),
-            vector_search: self.embedder.is_some(),
-            docs_by_repo: by_repo,
-            docs_by_doctype: by_doctype,
-            chunks: self
-                .snap
-                .chunks
-                .iter()
-                .filter(|c| visible[c.doc as usize])
-                .count(),
-        }
-    }
-
     /// Up to `n` of the documents a caller with `groups` may see, from the
     /// `cursor`-th on, in doc_id order, and the cursor of the next page.
     pub fn documents(
@@ -147,5 +100,60 @@ impl Engine {
         let page: Vec<&DocRecord> = visible.by_ref().take(n).collect();
         let next = visible.next().map(|_| cursor + page.len());
         (page, next)
+    }
+}
+
+/// Levels of the doc_id tree shown unless asked otherwise.
+pub const DEFAULT_TREE_DEPTH: usize = 2;
+/// Entries of the doc_id tree shown unless asked otherwise.
+pub const DEFAULT_TREE_ENTRIES: usize = 500;
+
+/// One node of the doc_id tree.
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
+pub struct TreeEntry {
+    /// Path prefix (a folder) or doc_id (a file).
+    pub path: String,
+    /// `category`, `repo`, `folder` or `file`.
+    pub kind: &'static str,
+    /// Files only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doctype: Option<String>,
+    /// Files only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<u32>,
+    /// Folders: files below.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<usize>,
+}
+
+/// The tree listing.
+#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
+pub struct TreeResponse {
+    /// Entries in path order.
+    pub entries: Vec<TreeEntry>,
+    /// More entries exist than were returned.
+    pub truncated: bool,
+    /// The version answering.
+    pub index_version: String,
+}
+
+impl fmt::Display for TreeResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for e in &self.entries {
+            match (e.kind, e.files, e.lines) {
+                ("file", _, Some(lines)) => writeln!(
+                    f,
+                    "{}  ({}, {lines} lines)",
+                    e.path,
+                    e.doctype.as_deref().unwrap_or("")
+                )?,
+                (kind, Some(n), _) => writeln!(f, "{}/  ({kind}, {n} files)", e.path)?,
+                _ => writeln!(f, "{}", e.path)?,
+            }
+        }
+        if self.truncated {
+            writeln!(f, "… (more entries; raise max_entries)")?;
+        }
+        Ok(())
     }
 }

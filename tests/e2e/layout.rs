@@ -1,0 +1,190 @@
+//! ARCHITECTURE.md's rule for every crate: its modules import one way, so
+//! no two of them need each other. A module's imports are the top-level
+//! modules its code (not its comments or tests) names with `crate::`,
+//! directly (`crate::engine::Engine`), in a group (`crate::{access, links}`)
+//! or through a name the crate root re-exports from a module
+//! (`crate::Hit`, which `lib.rs` takes from `passages`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+/// The names the crate root re-exports, each with the module it comes from
+/// (`pub use passages::{Hit, SearchRequest};` gives `Hit → passages` …).
+fn reexports(root: &str) -> BTreeMap<String, String> {
+    let mut names = BTreeMap::new();
+    for statement in root.split(';') {
+        let Some(rest) = statement.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let Some((module, items)) = rest.split_once("::") else {
+            continue;
+        };
+        let items = items.trim().trim_start_matches('{').trim_end_matches('}');
+        for item in items.split(',') {
+            let name = item.split(" as ").last().unwrap_or("").trim();
+            if !name.is_empty() {
+                names.insert(name.to_owned(), module.trim().to_owned());
+            }
+        }
+    }
+    names
+}
+
+/// What one path after `crate::` names: its first segment, or each first
+/// segment of a `{…}` group.
+fn heads(path: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    match path.strip_prefix('{') {
+        Some(group) => {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            group.split(',').map(ident).collect()
+        }
+        None => vec![ident(path)],
+    }
+}
+
+/// The imports of every top-level module of the crate whose sources are `src`.
+fn graph(src: &Path) -> Graph {
+    let root = ["lib.rs", "main.rs"]
+        .iter()
+        .find_map(|f| std::fs::read_to_string(src.join(f)).ok())
+        .unwrap_or_default();
+    let names = reexports(&root);
+    let mut graph = Graph::new();
+    let mut files = vec![(src.to_path_buf(), None::<String>)];
+    while let Some((dir, top)) = files.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            let module = top.clone().unwrap_or_else(|| stem.to_owned());
+            if path.is_dir() {
+                files.push((path.clone(), Some(module)));
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs")
+                || (top.is_none() && (stem == "lib" || stem == "main"))
+            {
+                continue;
+            }
+            let source = std::fs::read_to_string(&path).unwrap_or_default();
+            let code = source.split("#[cfg(test)]").next().unwrap_or("");
+            let deps = graph.entry(module.clone()).or_default();
+            for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                for (i, _) in line.match_indices("crate::") {
+                    for head in heads(&line[i + "crate::".len()..]) {
+                        let dep = names.get(&head).cloned().unwrap_or(head);
+                        if dep.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+                            && dep != module
+                        {
+                            deps.insert(dep);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Only the crate's own modules count (`crate::SearchError` lives in the root).
+    let modules: BTreeSet<String> = graph.keys().cloned().collect();
+    for deps in graph.values_mut() {
+        deps.retain(|d| modules.contains(d));
+    }
+    graph
+}
+
+/// The modules that import each other: what is left after peeling, again and
+/// again, the modules that import none of those left (Kahn's algorithm).
+fn circles(graph: &Graph) -> Graph {
+    let mut left = graph.clone();
+    while let Some(leaf) = left
+        .iter()
+        .find(|(_, deps)| deps.iter().all(|d| !left.contains_key(d)))
+        .map(|(m, _)| m.clone())
+    {
+        left.remove(&leaf);
+    }
+    left
+}
+
+/// The crate in `dir` (relative to the workspace root) has no import circle,
+/// and its graph holds each `(module, import)` pair named, so the reading of
+/// imports is seen to work.
+fn imports_one_way(dir: &str, expected: &[(&str, &str)]) {
+    let graph = graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join("src"));
+    for (module, import) in expected {
+        assert!(
+            graph.get(*module).is_some_and(|d| d.contains(*import)),
+            "{dir}: expected {module} to import {import}: {graph:?}"
+        );
+    }
+    let left = circles(&graph);
+    assert!(
+        left.is_empty(),
+        "{dir}: modules importing each other: {left:?}"
+    );
+}
+
+#[test]
+fn search_imports_one_way() {
+    imports_one_way(
+        "search",
+        &[
+            ("passages", "engine"),
+            ("retrieve", "engine"),
+            ("context", "passages"),
+        ],
+    );
+}
+
+#[test]
+fn pipeline_imports_one_way() {
+    imports_one_way("pipeline", &[("build", "config"), ("articles", "config")]);
+}
+
+#[test]
+fn serve_imports_one_way() {
+    imports_one_way("serve", &[("http", "ops")]);
+}
+
+#[test]
+fn index_imports_one_way() {
+    imports_one_way("index", &[("snapshot", "vectors")]);
+}
+
+#[test]
+fn embed_imports_one_way() {
+    imports_one_way("embed", &[("bert", "cpu")]);
+}
+
+#[test]
+fn the_binary_imports_one_way() {
+    imports_one_way(".", &[("commands", "cli")]);
+}
+
+#[test]
+fn a_circle_is_found() {
+    let graph: Graph = [("a", "b"), ("b", "c"), ("c", "a"), ("d", "a")]
+        .iter()
+        .map(|(m, d)| (m.to_string(), BTreeSet::from([d.to_string()])))
+        .collect();
+    let left = circles(&graph);
+    assert_eq!(left.keys().collect::<Vec<_>>(), ["a", "b", "c", "d"]);
+    assert_eq!(
+        reexports("pub use passages::{\n    Hit, PassageId as Id,\n};\npub use code::Code;"),
+        BTreeMap::from([
+            ("Hit".to_owned(), "passages".to_owned()),
+            ("Id".to_owned(), "passages".to_owned()),
+            ("Code".to_owned(), "code".to_owned()),
+        ])
+    );
+    assert_eq!(heads("{access, links::x}::y"), ["access", "links"]);
+}
