@@ -1,5 +1,5 @@
-//! The operations' subcommands (`search`, `retrieve`, `tree`, `context`,
-//! `explain`), generated from the server's table of operations: each takes
+//! The operations' subcommands, generated from the server's table of
+//! operations (those whose `meta.cli` names one): each takes
 //! the operation's own arguments as flags, plus where the index is and
 //! `--json`, and runs the same code the HTTP API and MCP run, for the local
 //! user (who sees every document).

@@ -370,3 +370,26 @@ fn commands_split_outside_quotes() {
         vec!["a", "b 'c && d'", "e"]
     );
 }
+
+/// docs/API.md names the CLI's operation subcommands in one sentence: it
+/// names every one the operations table offers the CLI, and no other.
+#[test]
+fn the_api_page_names_every_cli_operation() {
+    let api = include_str!("../../docs/API.md");
+    let end = api
+        .find("are the server's\noperations themselves")
+        .expect("API.md's sentence naming the CLI's operations");
+    let start = api[..end].rfind("\n\n").map_or(0, |i| i + 2);
+    let sentence = &api[start..end];
+    let named: std::collections::BTreeSet<&str> = sentence
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        .collect();
+    let offered: std::collections::BTreeSet<&str> = cairn_serve::ops::OPERATIONS
+        .iter()
+        .filter_map(|op| op.meta.cli)
+        .collect();
+    assert_eq!(named, offered, "docs/API.md: {sentence:?}");
+}

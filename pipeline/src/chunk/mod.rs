@@ -14,7 +14,7 @@
 //! paragraph inside a long chunk is found by its own meaning.
 //!
 //! Where things are: `languages.rs` finds each language's sections and
-//! symbols, `notebook.rs` maps notebook cells back to raw lines, `pack.rs`
+//! symbols, `notebook.rs` maps notebook cells back to raw lines, `windows.rs`
 //! packs small sections and windows long ones within the limits, and
 //! `cites.rs` resolves a LaTeX chunk's citations to add to its text.
 
@@ -22,14 +22,14 @@ pub mod cites;
 mod definitions;
 mod languages;
 mod notebook;
-mod pack;
+mod windows;
 
 use crate::documents::SourceDoc;
 use cairn_index::{LineIndex, LineSpan};
 pub use definitions::definitions;
 use languages::{Grammar, sections_for, soft_boundaries};
 use notebook::notebook_lines;
-use pack::Ctx;
+use windows::Ctx;
 
 /// Limits a chunk must respect.
 #[derive(Clone, Copy, Debug)]

@@ -11,7 +11,7 @@
 //! This module depends on the search library and on [`crate::problem`],
 //! [`crate::pool`] and [`crate::costs`] only; the connectors depend on it.
 
-pub mod citations;
+pub mod chatgpt_search;
 pub mod context;
 pub mod definitions;
 pub mod explain;
@@ -59,14 +59,14 @@ pub trait Op: 'static {
         serde_json::to_string_pretty(output).unwrap_or_default()
     }
     /// The passages the answer cites, for connectors that link them (MCP's resource links).
-    fn cites(_output: &Self::Output) -> Vec<Cited> {
+    fn cites(_output: &Self::Output) -> Vec<PassageRef> {
         Vec::new()
     }
 }
 
 /// A passage an answer cites.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Cited {
+pub struct PassageRef {
     /// `<category>/<repo>/<path>`.
     pub doc_id: String,
     /// First line.
@@ -203,7 +203,7 @@ pub const fn operation<O: Op>() -> Operation {
 /// Every operation, in the order tools are listed.
 pub static OPERATIONS: &[Operation] = &[
     operation::<search::Search>(),
-    operation::<citations::Citations>(),
+    operation::<chatgpt_search::ChatGptSearch>(),
     operation::<fetch::Fetch>(),
     operation::<retrieve::Retrieve>(),
     operation::<retrieve_batch::RetrieveBatch>(),
@@ -423,7 +423,7 @@ pub struct Answer {
     /// The same for a person or a model to read (empty unless [`Call::text`]).
     pub text: String,
     /// The passages it cites.
-    pub cites: Vec<Cited>,
+    pub cites: Vec<PassageRef>,
 }
 
 impl Answer {

@@ -1,6 +1,6 @@
 //! `search` (MCP: `search_passages`): ranked passages for a question.
 
-use super::{Call, Cited, Meta, Method, Op, Route};
+use super::{Call, Meta, Method, Op, PassageRef, Route};
 use crate::problem::ApiError;
 use cairn_search::{Filters, Mode, SearchRequest, SearchResponse};
 use schemars::JsonSchema;
@@ -59,7 +59,7 @@ impl Op for Search {
     type Output = SearchResponse;
     const META: Meta = Meta {
         title: "Search passages",
-        // MCP's `search` is ChatGPT's citation shape (`citations.rs`); this is the rich answer.
+        // MCP's `search` is ChatGPT's citation shape (`chatgpt_search.rs`); this is the rich answer.
         tool: Some("search_passages"),
         routes: &[
             Route {
@@ -91,10 +91,10 @@ impl Op for Search {
         r.to_string()
     }
 
-    fn cites(r: &SearchResponse) -> Vec<Cited> {
+    fn cites(r: &SearchResponse) -> Vec<PassageRef> {
         r.hits
             .iter()
-            .map(|h| Cited {
+            .map(|h| PassageRef {
                 doc_id: h.doc_id.clone(),
                 start: h.start_line,
                 end: h.end_line,

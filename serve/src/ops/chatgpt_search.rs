@@ -33,9 +33,9 @@ pub struct CitationsResponse {
 }
 
 /// The operation.
-pub struct Citations;
+pub struct ChatGptSearch;
 
-impl Op for Citations {
+impl Op for ChatGptSearch {
     type Args = CitationsArgs;
     type Output = CitationsResponse;
     const META: Meta = Meta {
