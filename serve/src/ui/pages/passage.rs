@@ -1,0 +1,122 @@
+//! A passage's page: its lines coloured, the focus marked, what it defines,
+//! and both links.
+
+use super::*;
+use cairn_search::RetrieveResponse;
+use std::fmt::Write;
+
+/// A passage page: `cited` is the retrieve answer for the cited lines,
+/// `window` the one for the lines around them (it holds `cited`'s lines).
+pub fn passage(
+    cited: &RetrieveResponse,
+    window: &RetrieveResponse,
+    before: u32,
+    after: u32,
+    focus: Option<(u32, u32)>,
+    defined: &std::collections::HashSet<&str>,
+) -> String {
+    let doc = cited.doc_id.as_str();
+    let (a, b) = (cited.start_line, cited.end_line);
+    let (w_start, w_end, total) = (window.start_line, window.end_line, window.total_lines);
+    let mut lines: Vec<&str> = window.text.split('\n').collect();
+    let raw_lines = &window.raw_lines;
+    // The text's final newline ends its last line; it starts no row of its own.
+    let rows = match raw_lines.is_empty() {
+        true => (w_end + 1).saturating_sub(w_start) as usize,
+        false => raw_lines.len(),
+    };
+    if lines.len() > rows && lines.last() == Some(&"") {
+        lines.pop();
+    }
+    let number = |i: usize| match raw_lines.get(i) {
+        Some(r) => *r,
+        None => w_start + i as u32,
+    };
+    // Each name defined somewhere the visitor may see links to its definitions.
+    let coloured: Vec<String> = highlight::lines(doc, &lines)
+        .iter()
+        .map(|l| highlight::link_identifiers(l, defined))
+        .collect();
+    let permalink = cited.permalink.as_str();
+    let markdown = format!("[{doc}:{a}-{b}]({permalink})");
+    let plain = format!("{doc}, lines {a}-{b}, {permalink}");
+    let lines_q = format!("{a}-{b}");
+    let more =
+        |bf: u32, af: u32| format!("/doc/{}?lines={lines_q}&before={bf}&after={af}", path(doc));
+    let mut out = format!(
+        r#"<nav class="crumbs" aria-label="Breadcrumb">{crumbs}</nav>
+<h1>{doc_e}<span class="span">:{a}-{b}</span></h1>
+<dl class="facts">
+<dt>Lines</dt><dd>{a}–{b} of {total}</dd>
+<dt>Commit</dt><dd><code>{commit}</code></dd>
+<dt>sha256</dt><dd><code class="hash">{sha}</code></dd>
+<dt>Index</dt><dd><code>{version}</code></dd>
+</dl>
+<div class="actions">
+<button type="button" class="copy" data-copy="{md}">Copy citation (Markdown)</button>
+<button type="button" class="copy" data-copy="{plain}">Copy citation (text)</button>
+<a class="button" href="{github}" rel="noopener">Open these lines on GitHub</a>
+<a class="button" href="{permalink_a}" rel="noopener">Permalink at the commit</a>
+</div>
+<noscript><p class="citation">Citation: <code>{md_text}</code></p></noscript>
+"#,
+        crumbs = crumbs(doc),
+        doc_e = esc(doc),
+        commit = esc(commit_of(permalink)),
+        sha = esc(&cited.content_sha256),
+        version = esc(&cited.index_version),
+        md = attr(&markdown),
+        plain = attr(&plain),
+        md_text = esc(&markdown),
+        github = attr(&cited.github_url),
+        permalink_a = attr(permalink),
+    );
+    if window.text_format == TextFormat::NotebookCells {
+        out.push_str("<p class=\"notice\">A notebook, shown as its cells; line numbers are the raw <code>.ipynb</code> lines each stands for.</p>");
+    }
+    // One read holds at most MAX_SPAN_LINES: a full window cannot show more.
+    let room = (w_end + 1).saturating_sub(w_start) < cairn_search::MAX_SPAN_LINES;
+    if w_start > 1 && room {
+        let _ = write!(
+            out,
+            "<p class=\"more\"><a href=\"{}\">Show 20 more lines above</a></p>",
+            attr(&more(before + 20, after))
+        );
+    }
+    out.push_str("<div class=\"code\" role=\"region\" aria-label=\"Source lines\" tabindex=\"0\"><table><tbody>");
+    let mut anchored = std::collections::HashSet::new();
+    for (i, html) in coloured.iter().enumerate() {
+        let ln = number(i);
+        let cited_line = (a..=b).contains(&ln);
+        let focus_line = focus.is_some_and(|(fs, fe)| (fs..=fe).contains(&ln));
+        // A notebook's rendered lines can stand for one raw line (a cell's
+        // marker, fences, its first line): the anchor goes on the first, the
+        // number shows once.
+        let first = anchored.insert(ln);
+        let (id, link) = match first {
+            true => (
+                format!(" id=\"L{ln}\""),
+                format!("<a href=\"#L{ln}\">{ln}</a>"),
+            ),
+            false => (String::new(), String::new()),
+        };
+        let _ = writeln!(
+            out,
+            "<tr{id}{cls}><td class=\"ln\">{link}</td><td class=\"src\"><code>{html}</code></td></tr>",
+            cls = match (cited_line, focus_line) {
+                (_, true) => " class=\"cited focus\"",
+                (true, false) => " class=\"cited\"",
+                _ => "",
+            },
+        );
+    }
+    out.push_str("</tbody></table></div>");
+    if w_end < total && room {
+        let _ = write!(
+            out,
+            "<p class=\"more\"><a href=\"{}\">Show 20 more lines below</a></p>",
+            attr(&more(before, after + 20))
+        );
+    }
+    out
+}
