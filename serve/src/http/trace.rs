@@ -1,0 +1,139 @@
+//! The outermost middleware: every request's trace id, panic containment,
+//! problem+json for every error, metrics and the access log line.
+
+use super::*;
+
+/// Longest request path written to the access log.
+const MAX_LOGGED_CHARS: usize = 512;
+
+/// The request's trace id (also in its log lines and problem bodies).
+#[derive(Clone, Debug)]
+pub struct TraceId(pub String);
+
+fn trace_id_for(req: &ServiceRequest) -> String {
+    // Honour a caller's request id when it is safe to log and echo.
+    let given = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|s| {
+            !s.is_empty()
+                && s.len() <= 64
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        });
+    given.map_or_else(crate::ops::new_trace_id, str::to_owned)
+}
+
+/// Outermost middleware: trace id, panic containment, problem+json for every
+/// error, metrics and the access log.
+pub(super) async fn trace(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    let started = Instant::now();
+    let trace_id = trace_id_for(&req);
+    req.extensions_mut().insert(TraceId(trace_id.clone()));
+    let path: String = req.path().chars().take(MAX_LOGGED_CHARS).collect();
+    // Only the label set is fixed; the log keeps a bounded prefix of what was sent.
+    let method_label = crate::metrics::method_label(req.method());
+    let method: String = req.method().as_str().chars().take(16).collect();
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    let record = |route: &str, status: StatusCode, caller: &str, code: Option<Code>| {
+        let took = started.elapsed();
+        if let Some(s) = &state {
+            s.metrics
+                .request(route, method_label, status.as_u16(), took);
+            if let Some(code) = code {
+                s.metrics.error(code.name());
+            }
+        }
+        tracing::info!(
+            target: "cairn::access",
+            trace_id = %trace_id,
+            method = %method,
+            path = %path,
+            route = %route,
+            status = status.as_u16(),
+            micros = took.as_micros() as u64,
+            caller = %caller,
+            code = code.map_or("", Code::name),
+            "request"
+        );
+    };
+
+    let res = match AssertUnwindSafe(next.call(req)).catch_unwind().await {
+        Ok(Ok(res)) => res.map_into_boxed_body(),
+        // Nothing to answer with but the error: it renders itself with the trace id.
+        failed => {
+            let mut api = match failed {
+                Ok(Err(e)) => e.as_error::<ApiError>().cloned().unwrap_or_else(|| {
+                    ApiError::from_status(e.as_response_error().status_code(), &e.to_string())
+                }),
+                _ => {
+                    tracing::error!(trace_id = %trace_id, path = %path, "handler panicked");
+                    ApiError::from_status(StatusCode::INTERNAL_SERVER_ERROR, "")
+                }
+            };
+            record("unmatched", api.status, "", Some(api.code));
+            api.request = Some(Box::new((trace_id.clone(), path.clone())));
+            return Err(api.into());
+        }
+    };
+    let (http_req, mut http_res) = res.into_parts();
+    // Errors from handlers carry an ApiError; errors from actix itself (unknown
+    // route, body too large, wrong method) do not: both leave as problems with the trace id.
+    let status = http_res.status();
+    let mut code = None;
+    if status.is_client_error() || status.is_server_error() {
+        let carried = http_res
+            .error()
+            .and_then(|e| e.as_error::<ApiError>().cloned());
+        let content_type = http_res
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .map(|v| v.as_bytes().to_vec())
+            .unwrap_or_default();
+        let is_problem = content_type.starts_with(PROBLEM_JSON.as_bytes());
+        // A page a handler rendered for its error (a refused sign-in says
+        // why, beside the form) is what the visitor should see.
+        let is_page = content_type.starts_with(b"text/html");
+        let api = carried.or_else(|| {
+            // The MCP transport answers its own protocol errors.
+            (!is_problem && !is_page && !path.starts_with("/mcp")).then(|| {
+                let detail = http_res
+                    .error()
+                    .map(|e| e.to_string())
+                    .unwrap_or_else(|| status.canonical_reason().unwrap_or("").to_owned());
+                ApiError::from_status(status, &detail)
+            })
+        });
+        if let Some(api) = api {
+            if status.is_server_error() {
+                tracing::error!(trace_id = %trace_id, code = api.code.name(), detail = %api.detail, "server error");
+            }
+            code = Some(api.code);
+            // A browser gets a page; an API client, problem+json.
+            let pages = http_req.app_data::<Pages>().copied();
+            http_res = match pages {
+                Some(p) if (p.wants_html)(&http_req) => (p.problem_page)(&api, &trace_id),
+                _ => api.response(&trace_id, &path),
+            };
+        }
+    }
+    if let Ok(v) = HeaderValue::from_str(&trace_id) {
+        http_res
+            .headers_mut()
+            .insert(HeaderName::from_static("x-trace-id"), v);
+    }
+    let route = http_req
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_owned());
+    let caller = http_req
+        .extensions()
+        .get::<Caller>()
+        .map(|c| c.name.clone())
+        .unwrap_or_default();
+    record(&route, http_res.status(), &caller, code);
+    Ok(ServiceResponse::new(http_req, http_res))
+}
