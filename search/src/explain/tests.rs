@@ -1,5 +1,6 @@
 //! Each traceback shape the parser knows, and the class names it equates.
 
+use super::run::same_class;
 use super::*;
 
 #[test]
