@@ -3,8 +3,18 @@
 //! is made as the settings say ([`SubchunkVectors`]): from its own text, or
 //! pooled from its chunk's forward pass ("late chunking").
 
-use super::stages::{Assembled, embed_text};
-use super::*;
+use super::chunking::{Assembled, embed_text};
+use super::{BuildError, EMBED_CALL};
+use crate::chunk::ChunkDraft;
+use crate::embed_cache::{EmbedCache, TextKey, text_key};
+use crate::part::PartStats;
+use crate::report::Reporter;
+use cairn_embed::Embedder;
+use cairn_index::rows::{Row, order};
+use cairn_index::{DocRecord, Rows};
+use std::path::Path;
+use std::time::Instant;
+
 use crate::chunk::SubchunkDraft;
 use crate::config::SubchunkVectors;
 use cairn_embed::SpanText;

@@ -2,9 +2,18 @@
 //! against the config and the others, then published exactly as a
 //! single-machine build would (same `index_version`).
 
+use super::chunking::Assembled;
 use super::embed::Embedded;
-use super::stages::{Assembled, RepoDocs, publish, unchanged};
-use super::*;
+use super::publish::Target;
+use super::sources::RepoDocs;
+use super::{BuildError, BuildOptions, BuildSummary, CHUNKER_VERSION, Plan, plan};
+use crate::chunk::ChunkDraft;
+use crate::part;
+use crate::part::{PartError, PartManifest, PartStats};
+use crate::report::Reporter;
+use cairn_index::Rows;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 fn mismatch(m: String) -> BuildError {
     BuildError::Part(PartError::Mismatch(m))
@@ -124,10 +133,10 @@ pub fn merge(
         drafts.extend(r.chunks);
         v.iter().for_each(|row| vectors.push(row));
     }
-    let (root, _lock) = open_out(&opts.out)?;
+    let target = Target::open(opts, started, reporter)?;
     let set = Assembled::new(repos, drafts, model);
     let version = set.version(&plan);
-    if let Some(done) = unchanged(&root, &version, &set, opts.keep, started, reporter)? {
+    if let Some(done) = target.unchanged(&version, &set)? {
         return Ok(done);
     }
     let embedded = Embedded {
@@ -135,7 +144,5 @@ pub fn merge(
         stats,
         cache: None,
     };
-    publish(
-        &root, opts.keep, &plan, &set, &version, &embedded, started, reporter,
-    )
+    target.publish(&plan, &set, &version, &embedded)
 }

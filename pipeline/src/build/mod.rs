@@ -1,43 +1,40 @@
 //! `cairn build`: config → sync → documents → chunks → embeddings → a
-//! published version, in stages (`stages.rs`); a build split across machines
+//! published version, in stages, a file each (`sources.rs`, `chunking.rs`,
+//! `embed.rs`, `publish.rs`); a build split across machines
 //! writes one shard per machine (`shard.rs`) and publishes them together
 //! (`merge.rs`). The
 //! version's files are written by `cairn_index::VersionBuilder`; nothing here
 //! knows the format.
 
+mod chunking;
 mod embed;
 mod merge;
+mod publish;
 mod shard;
-mod stages;
+mod sources;
 
+pub use chunking::chunk_limits;
+pub(crate) use chunking::embed_text;
 pub use merge::merge;
 pub use shard::{ShardSummary, build_shard};
-pub use stages::chunk_limits;
-pub(crate) use stages::embed_text;
 
+use chunking::{Assembled, chunk_repos};
 use embed::embed_all;
-use stages::{Assembled, chunk_repos, model_info, publish, sync_all, unchanged};
+use publish::{Target, model_info};
+use sources::sync_all;
 
-use crate::chunk::{ChunkDraft, ChunkLimits, chunk_document};
 use crate::config::{
     BuildSettings, ConfigError, PathWeights, Registry, RepoConfig, default_weights, load_weights,
 };
-use crate::documents::{Skipped, SourceDoc, read_commit};
-use crate::embed_cache::{EmbedCache, TextKey, text_key};
-use crate::part::{self, PartDoc, PartError, PartManifest, PartRepo, PartSkip, PartStats, Shard};
+use crate::part::PartError;
 use crate::report::Reporter;
-use crate::sync::{Retry, SyncError};
-use cairn_embed::{BertEmbedder, DevicePref, EmbedError, Embedder, ModelSpec};
-use cairn_index::manifest::{Counts, ModelInfo, RepoRecord, SkipRecord};
-use cairn_index::rows::{Row, order};
-use cairn_index::{
-    DocId, DocRecord, FORMAT_VERSION, IndexRoot, IndexVersion, LayoutError, LineIndex, Manifest,
-    NewChunk, Rows, VersionBuilder, WriteError,
-};
-use rayon::prelude::*;
+use crate::sync::SyncError;
+use cairn_embed::{BertEmbedder, DevicePref, EmbedError, ModelSpec};
+use cairn_index::manifest::RepoRecord;
+use cairn_index::{IndexVersion, LayoutError, WriteError};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 /// Bumped whenever chunking or the embedded text changes, so the version changes with it.
@@ -219,56 +216,23 @@ fn load_model(opts: &BuildOptions, settings: &BuildSettings) -> Result<BertEmbed
     Ok(BertEmbedder::load(&spec.locate()?, opts.device)?)
 }
 
-/// The output root, locked and cleared of a killed build's leftovers.
-fn open_out(out: &Path) -> Result<(IndexRoot, std::fs::File), BuildError> {
-    std::fs::create_dir_all(out).map_err(|source| BuildError::Io {
-        path: out.to_owned(),
-        source,
-    })?;
-    let lock = lock(out)?;
-    let root = IndexRoot::new(out);
-    root.clean_tmp()?;
-    Ok((root, lock))
-}
-
-/// Holds `<out>/build.lock` for the build's lifetime; the OS drops it if the process dies.
-fn lock(out: &Path) -> Result<std::fs::File, BuildError> {
-    let path = out.join("build.lock");
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|source| BuildError::Io {
-            path: path.clone(),
-            source,
-        })?;
-    match f.try_lock() {
-        Ok(()) => Ok(f),
-        Err(std::fs::TryLockError::WouldBlock) => Err(BuildError::Locked(out.to_owned())),
-        Err(std::fs::TryLockError::Error(source)) => Err(BuildError::Io { path, source }),
-    }
-}
-
 /// Runs a whole build and publishes the result.
 pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummary, BuildError> {
     let started = Instant::now();
     let plan = plan(opts)?;
     let embedder = load_model(opts, &plan.settings)?;
-    let (root, _lock) = open_out(&opts.out)?;
+    let target = Target::open(opts, started, reporter)?;
     let configs: Vec<&RepoConfig> = plan.registry.repos.iter().collect();
     let repos = sync_all(&configs, opts, &plan.settings, reporter)?;
     let drafts = chunk_repos(&repos, &plan.settings, &embedder, reporter)?;
     let set = Assembled::new(repos, drafts, model_info(&embedder));
     let version = set.version(&plan);
-    if let Some(done) = unchanged(&root, &version, &set, opts.keep, started, reporter)? {
+    if let Some(done) = target.unchanged(&version, &set)? {
         return Ok(done);
     }
     let mode = plan.settings.subchunk_vectors;
     let embedded = embed_all(&set, &embedder, mode, &opts.cache, reporter)?;
-    let summary = publish(
-        &root, opts.keep, &plan, &set, &version, &embedded, started, reporter,
-    )?;
+    let summary = target.publish(&plan, &set, &version, &embedded)?;
     embedded.save_cache(reporter);
     Ok(summary)
 }

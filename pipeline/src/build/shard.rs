@@ -1,9 +1,19 @@
 //! One shard of a build: every `count`-th repository, synced, chunked and
 //! embedded into a part folder that [`super::merge`] publishes with the others.
 
+use super::chunking::{Assembled, chunk_repos};
 use super::embed::embed_all;
-use super::stages::{Assembled, chunk_repos, model_info, sync_all};
-use super::*;
+use super::publish::model_info;
+use super::sources::sync_all;
+use super::{BuildError, BuildOptions, CHUNKER_VERSION, load_model, plan};
+use crate::config::RepoConfig;
+use crate::part;
+use crate::part::{PartDoc, PartManifest, PartRepo, PartSkip, PartStats, Shard};
+use crate::report::Reporter;
+use cairn_index::manifest::RepoRecord;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Instant;
 
 /// What `build_shard` wrote.
 #[derive(Clone, Debug, Serialize)]
