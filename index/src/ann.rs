@@ -47,7 +47,7 @@ const ROUNDS: usize = 10;
 /// Lists each search scans at least (more when the filter leaves fewer
 /// than the candidates asked for). Of the √rows lists at 100× the corpus,
 /// 64 gave recall@10 0.9945 against the exact scan (0.9955 for a caller
-/// who sees 5 %) and 32 gave 0.990 (0.980): docs/BENCHMARKS.md.
+/// who sees 5 %) and 32 gave 0.990: docs/log/benchmarks.md.
 pub const DEFAULT_PROBES: usize = 64;
 /// Vector rows (chunks and subchunks) from which the lists pay: an exact
 /// scan of fewer takes about 7 ms of one core. The builder's default for

@@ -393,3 +393,50 @@ fn the_api_page_names_every_cli_operation() {
         .collect();
     assert_eq!(named, offered, "docs/API.md: {sentence:?}");
 }
+
+/// docs/API.md's endpoint table lists every route of the operations table,
+/// method and path, and nothing else but the server's own routes.
+#[test]
+fn the_api_table_lists_every_route() {
+    use cairn_serve::ops::{Method, OPERATIONS};
+    use std::collections::BTreeSet;
+    let api = include_str!("../../docs/API.md");
+    let mut listed = BTreeSet::new();
+    for row in api.lines().filter(|l| l.starts_with("| `")) {
+        let first = row.split('|').nth(1).unwrap_or("");
+        for cell in first.split('`').skip(1).step_by(2) {
+            if let Some((method, path)) = cell.split_once(' ')
+                && matches!(method, "GET" | "POST")
+            {
+                listed.insert(format!("{method} {path}"));
+            }
+        }
+    }
+    let routes: BTreeSet<String> = OPERATIONS
+        .iter()
+        .flat_map(|op| op.meta.routes)
+        .map(|r| {
+            let method = match r.method {
+                Method::Get => "GET",
+                Method::Post => "POST",
+            };
+            format!("{method} {}", r.path)
+        })
+        .collect();
+    let missing: Vec<_> = routes.difference(&listed).collect();
+    assert!(missing.is_empty(), "docs/API.md's table lacks {missing:?}");
+    // The server's own routes, which are not operations.
+    let own = [
+        "GET /metrics",
+        "GET /openapi.json",
+        "GET /.well-known/oauth-protected-resource",
+    ];
+    let unknown: Vec<_> = listed
+        .iter()
+        .filter(|r| !routes.contains(*r) && !own.contains(&r.as_str()))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "docs/API.md's table lists routes no operation has: {unknown:?}"
+    );
+}
