@@ -6,8 +6,9 @@
 //! calls) do the matrix products in f32; `bf16.rs` does them in bfloat16
 //! with f32 sums where the CPU has AVX-512 BF16, and `amx.rs` on AMX tiles
 //! where it has those ([`Precision`]); in the f32 pass a query of a few
-//! tokens takes its own kernel (`kernels::few_rows`). `profile.rs` times
-//! each stage for `embed_bench --profile`.
+//! tokens takes its own kernel (`kernels::few_rows`). `linear.rs` holds the
+//! dense layers and their products, `precision.rs` picks the arithmetic,
+//! `profile.rs` times each stage for `embed_bench --profile`.
 //!
 //! Why: candle's element-wise kernels allocate a tensor per op and run on one
 //! core, and were over half of the build's model time; a query of ten tokens
@@ -29,105 +30,14 @@ use std::cell::RefCell;
 
 mod amx;
 mod bf16;
+mod linear;
+mod precision;
 pub mod profile;
 
+use linear::{LayerNorm, Linear, PANEL, SKINNY_ROWS, matmul};
+pub use precision::Precision;
+
 use profile::{Stage, time};
-
-/// The arithmetic of the products by the weights of texts longer than a query.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Precision {
-    /// f32 throughout (gemm's kernels).
-    F32,
-    /// bfloat16 products summed in f32, where the CPU has AVX-512 BF16.
-    Bf16,
-    /// bfloat16 products summed in f32 on AMX tiles, where the CPU has them
-    /// and Linux grants them.
-    Amx,
-}
-
-impl Precision {
-    /// The fastest this CPU has (AMX, then AVX-512 BF16, then f32), unless
-    /// `CAIRN_CPU_PRECISION` asks for `f32` (vectors that match candle's to
-    /// 0.999999 rather than 0.99996) or `bf16` (AVX-512 BF16, not AMX).
-    pub fn best() -> Self {
-        Self::chosen().0
-    }
-
-    /// [`Precision::best`], and why it is the one (what `cairn doctor` says).
-    pub fn chosen() -> (Self, &'static str) {
-        let asked = std::env::var("CAIRN_CPU_PRECISION").unwrap_or_default();
-        match asked.as_str() {
-            "f32" => return (Self::F32, "CAIRN_CPU_PRECISION=f32 asks for it"),
-            "bf16" if Self::Bf16.available() => {
-                return (Self::Bf16, "CAIRN_CPU_PRECISION=bf16 asks for it");
-            }
-            _ => {}
-        }
-        if Self::Amx.available() {
-            (
-                Self::Amx,
-                "the CPU has AMX-BF16 and Linux granted its tiles",
-            )
-        } else if Self::Bf16.available() {
-            (
-                Self::Bf16,
-                "the CPU has AVX-512 BF16 but no AMX tiles to use",
-            )
-        } else {
-            (Self::F32, "the CPU has neither AMX nor AVX-512 BF16")
-        }
-    }
-
-    /// Whether this CPU runs it.
-    pub fn available(self) -> bool {
-        match self {
-            Self::F32 => true,
-            Self::Bf16 => bf16::available(),
-            Self::Amx => amx::available(),
-        }
-    }
-
-    /// Its name in a forward pass's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::F32 => "f32",
-            Self::Bf16 => "bf16",
-            Self::Amx => "amx",
-        }
-    }
-
-    /// What the CPU it runs on must have, for a message that it lacks it.
-    fn needs(self) -> &'static str {
-        match self {
-            Self::F32 => "nothing",
-            Self::Bf16 => "AVX-512 BF16",
-            Self::Amx => "AMX-BF16 (and Linux granting its tiles)",
-        }
-    }
-}
-
-/// A dense layer, its weight transposed to `in × out` row-major.
-struct Linear {
-    w: Vec<f32>,
-    /// The same weights by panels of [`PANEL`] output columns, each `inp × PANEL`
-    /// row-major (the last padded with zeros): what the few-rows kernel streams.
-    panels: Vec<f32>,
-    /// The weights in bfloat16, when the pass runs in it.
-    bf16: Option<bf16::Packed>,
-    /// The weights as AMX tiles read them, when the pass runs on them.
-    amx: Option<amx::Packed>,
-    b: Vec<f32>,
-    inp: usize,
-    out: usize,
-}
-
-/// Output columns a few-rows kernel step keeps in registers.
-const PANEL: usize = 16;
-
-struct LayerNorm {
-    gamma: Vec<f32>,
-    beta: Vec<f32>,
-}
 
 struct Layer {
     /// Query, key and value in one `hidden × 3·hidden` product.
@@ -183,190 +93,6 @@ fn flat(t: Tensor) -> candle_core::Result<Vec<f32>> {
     t.to_dtype(candle_core::DType::F32)?
         .flatten_all()?
         .to_vec1()
-}
-
-impl Linear {
-    fn load(
-        vb: &VarBuilder,
-        inp: usize,
-        out: usize,
-        precision: Precision,
-    ) -> candle_core::Result<Self> {
-        Self::stacked(&[vb], inp, out, precision)
-    }
-
-    /// Several layers of the same input side by side (q, k and v as one).
-    fn stacked(
-        vbs: &[&VarBuilder],
-        inp: usize,
-        out: usize,
-        precision: Precision,
-    ) -> candle_core::Result<Self> {
-        let total = out * vbs.len();
-        let mut w = vec![0.0; inp * total];
-        let mut b = Vec::with_capacity(total);
-        for (part, vb) in vbs.iter().enumerate() {
-            let weight = flat(vb.get((out, inp), "weight")?)?;
-            for o in 0..out {
-                for i in 0..inp {
-                    w[i * total + part * out + o] = weight[o * inp + i];
-                }
-            }
-            b.extend(flat(vb.get(out, "bias")?)?);
-        }
-        let blocks = total.div_ceil(PANEL);
-        let mut panels = vec![0.0; blocks * inp * PANEL];
-        for (j, col) in (0..total).map(|j| (j, j / PANEL)) {
-            for i in 0..inp {
-                panels[(col * inp + i) * PANEL + j % PANEL] = w[i * total + j];
-            }
-        }
-        // Each precision keeps only the layouts its products read.
-        let bf16 = (precision == Precision::Bf16).then(|| bf16::Packed::new(&w, inp, total));
-        let amx = (precision == Precision::Amx).then(|| amx::Packed::new(&w, inp, total));
-        if bf16.is_some() || amx.is_some() {
-            (w, panels) = (Vec::new(), Vec::new());
-        }
-        Ok(Self {
-            w,
-            panels,
-            bf16,
-            amx,
-            b,
-            inp,
-            out: total,
-        })
-    }
-
-    /// `y = x·W + b` for the `rows` rows of `x`.
-    fn forward(&self, x: &[f32], rows: usize, y: &mut [f32]) {
-        self.bias(rows, y);
-        if let Some(packed) = &self.bf16 {
-            return packed.matmul_add(x, rows, y);
-        }
-        if let Some(packed) = &self.amx {
-            return packed.matmul_add(x, rows, y);
-        }
-        if rows <= SKINNY_ROWS {
-            return self.skinny(x, rows, y);
-        }
-        // SAFETY: x is rows × inp, w is inp × out and y is rows × out, all
-        // row-major and in bounds (checked below), and y aliases neither.
-        assert!(x.len() >= rows * self.inp && y.len() >= rows * self.out);
-        unsafe {
-            matmul(
-                rows,
-                self.out,
-                self.inp,
-                y.as_mut_ptr(),
-                self.out,
-                true,
-                x.as_ptr(),
-                self.inp as isize,
-                1,
-                self.w.as_ptr(),
-                self.out as isize,
-                1,
-                1.0,
-            );
-        }
-    }
-}
-
-impl Linear {
-    /// `y = b` for `rows` rows.
-    fn bias(&self, rows: usize, y: &mut [f32]) {
-        for r in y.chunks_exact_mut(self.out).take(rows) {
-            r.copy_from_slice(&self.b);
-        }
-    }
-}
-
-/// Texts this short (a query) skip gemm: it would pack the whole weight
-/// matrix to multiply it by a few rows, reading the weights twice.
-const SKINNY_ROWS: usize = 32;
-
-impl Linear {
-    /// `y += x·W` for a few rows, streaming the weights once and splitting
-    /// them by input between two threads: a query is bound by reading the
-    /// weights, and two cores read twice as fast as one.
-    fn skinny(&self, x: &[f32], rows: usize, y: &mut [f32]) {
-        let half = self.inp / 2;
-        let mut other = vec![0.0; rows * self.out];
-        let (x, y) = (&x[..rows * self.inp], &mut y[..rows * self.out]);
-        rayon::join(
-            || kernels::few_rows(x, self.inp, &self.panels, self.out, 0..half, y),
-            || {
-                kernels::few_rows(
-                    x,
-                    self.inp,
-                    &self.panels,
-                    self.out,
-                    half..self.inp,
-                    &mut other,
-                )
-            },
-        );
-        for (a, b) in y.iter_mut().zip(&other) {
-            *a += b;
-        }
-    }
-}
-
-impl LayerNorm {
-    fn load(vb: &VarBuilder, n: usize) -> candle_core::Result<Self> {
-        Ok(Self {
-            gamma: flat(vb.get(n, "weight")?)?,
-            beta: flat(vb.get(n, "bias")?)?,
-        })
-    }
-}
-
-/// `dst (m × n, row stride dst_rs) = [dst +] scale · lhs (m × k) · rhs (k × n)`,
-/// each operand given by its row and column strides.
-///
-/// # Safety
-/// Every element the strides reach must be in bounds, and dst must not alias.
-#[allow(clippy::too_many_arguments)]
-unsafe fn matmul(
-    m: usize,
-    n: usize,
-    k: usize,
-    dst: *mut f32,
-    dst_rs: usize,
-    accumulate: bool,
-    lhs: *const f32,
-    lhs_rs: isize,
-    lhs_cs: isize,
-    rhs: *const f32,
-    rhs_rs: isize,
-    rhs_cs: isize,
-    scale: f32,
-) {
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            dst,
-            1,
-            dst_rs as isize,
-            accumulate,
-            lhs,
-            lhs_cs,
-            lhs_rs,
-            rhs,
-            rhs_cs,
-            rhs_rs,
-            1.0,
-            scale,
-            false,
-            false,
-            false,
-            gemm::Parallelism::None,
-        );
-    }
 }
 
 impl CpuBert {
