@@ -10,6 +10,7 @@ mod articles;
 mod repo;
 mod settings;
 mod url;
+mod validate;
 mod weights;
 
 pub use articles::{ArticleSource, ArticleSpec, DEFAULT_CATEGORY};

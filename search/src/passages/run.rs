@@ -5,13 +5,10 @@
 use super::focus;
 use super::*;
 use crate::engine::now_unix;
-use crate::rank::{self, Fused, Priors, RankedList, Source};
-use crate::{SearchError, access, invalid};
+use crate::rank::{self, Ask, Fused, Priors, RankedList, Ranker};
+use crate::{SearchError, invalid};
 use cairn_index::LineSpan;
-use std::sync::Arc;
 
-/// Candidates each list contributes before fusion.
-const CANDIDATES: usize = 200;
 /// Hits kept per document after merging, so answers span several documents
 /// (3 measured better than 2 on the golden queries: MRR 0.695 against 0.687).
 const HITS_PER_DOC: usize = 3;
@@ -22,25 +19,16 @@ const SECTION_LINES: u32 = 40;
 /// queries (hybrid recall@5 0.80 → 0.84, MRR@10 0.735 → 0.791, and every mode
 /// gains), with the same figures anywhere from 15 to 30 lines.
 const MIN_HIT_LINES: u32 = 20;
-/// The dense evidence is split evenly between chunk vectors and subchunk
-/// vectors (a subchunk votes for the chunk it overlaps most), so hybrid keeps
-/// its balance between BM25 and meaning. Measured on both question sets: the
-/// split gains on each (see docs/QUALITY.md), adding subchunks on top of the
-/// chunk list at full share loses.
-const SUBCHUNK_SHARE: f32 = 0.5;
 /// Lines shown in a snippet.
 const SNIPPET_LINES: usize = 6;
 
-/// What a search fuses: its candidate lists and the query vector.
+/// What one phrasing brings to a search: the mode used, why it differs
+/// from the one asked, the query's embedding, and the ranked lists.
 struct Candidates {
-    /// The mode actually used.
-    pub mode: Mode,
-    /// Why it differs from the one asked, if it does.
-    pub notice: Option<String>,
-    /// The query's embedding (hybrid and vector modes).
-    pub qvec: Option<Vec<f32>>,
-    /// Ranked lists, each with its source and share of the fusion.
-    pub lists: Vec<RankedList>,
+    mode: Mode,
+    notice: Option<String>,
+    qvec: Option<Vec<f32>>,
+    lists: Vec<RankedList>,
 }
 
 /// `span` grown to `min` lines (evenly, then on whichever side has room), within 1..=`total`.
@@ -151,99 +139,38 @@ impl Engine {
         Ok((resp, lists))
     }
 
-    /// The ranked candidate lists a search fuses (BM25, vector and identifier
-    /// matches, per scope), before weights and merging.
+    /// What ranking reads of this engine's version and settings.
+    fn ranker(&self) -> Ranker<'_> {
+        Ranker {
+            snap: &self.snap,
+            bm25: &self.bm25,
+            vector_search: &self.vector_search,
+            fusion: &self.fusion,
+            priors_off: &self.priors_off,
+            runtime_weights: &self.runtime_weights,
+        }
+    }
+
+    /// The mode a search runs in (BM25 when the model is missing, and why),
+    /// the query's embedding, and the ranked candidate lists of one phrasing.
     fn candidates(&self, req: &SearchRequest, query: &str) -> Result<Candidates, SearchError> {
         let (mode, notice) = match (&self.embedder, req.mode) {
             (None, Mode::Hybrid | Mode::Vector) => (Mode::Bm25, self.degraded.clone()),
             (_, m) => (m, None),
         };
         let groups = req.groups.as_deref();
-        let allowed = Arc::new(access::allowed_chunks(&self.snap, &req.filters, groups));
-        // Every statistic a score depends on comes from what the caller may see.
-        let visible = access::visible_chunks(&self.snap, groups);
-        let stats = rank::ScopedStats::new(&self.snap, &self.bm25, &visible);
-        let (mentioned, bm25_text) = rank::mentioned_toolkits(&self.snap, query, groups);
         let qvec = match (&self.embedder, mode) {
             (Some(e), Mode::Hybrid | Mode::Vector) => e.vector(groups, query)?,
             _ => None,
         };
         req.deadline.check()?;
-        // A toolkit the query names (and no explicit filter) gets its own candidate
-        // lists at full share; the unrestricted lists still count, at half, so
-        // questions that span packages keep their other half.
-        let mut scopes: Vec<(Arc<Vec<bool>>, f32)> = Vec::new();
-        if req.filters.toolkit.is_empty() && !mentioned.is_empty() {
-            let narrowed = Filters {
-                toolkit: mentioned.clone(),
-                ..req.filters.clone()
-            };
-            scopes.push((
-                Arc::new(access::allowed_chunks(&self.snap, &narrowed, groups)),
-                1.0,
-            ));
-            scopes.push((Arc::clone(&allowed), 0.5));
-        } else {
-            scopes.push((Arc::clone(&allowed), 1.0));
-        }
-        // A caller who may search many rows of a version with an approximate
-        // index reads its lists (each scope on its own, with its own filter);
-        // otherwise every scope is within `allowed`: score each vector once
-        // exactly, rank per scope.
-        let approximate = rank::uses_ann(&self.snap, &allowed, &self.vector_search);
-        let dense = match (&qvec, approximate) {
-            (Some(q), false) => Some((
-                rank::chunk_cosines(&self.snap, q, &allowed),
-                rank::subchunk_cosines(&self.snap, q, &allowed),
-            )),
-            _ => None,
-        };
-        let mut lists = Vec::new();
-        for (mask, share) in &scopes {
-            if mode != Mode::Vector {
-                let hits = rank::bm25(&self.snap, &stats, &bm25_text, mask, CANDIDATES)?;
-                lists.push(RankedList {
-                    source: Source::Bm25,
-                    share: *share,
-                    hits,
-                });
-            }
-            let vector_lists = match (&dense, &qvec) {
-                (Some((chunk_cos, subchunk_cos)), _) => Some((
-                    rank::top(chunk_cos, mask, CANDIDATES),
-                    rank::top(subchunk_cos, mask, CANDIDATES),
-                )),
-                (None, Some(q)) => Some(rank::vector_lists(
-                    &self.snap,
-                    q,
-                    mask,
-                    CANDIDATES,
-                    groups,
-                    &self.vector_search,
-                )),
-                _ => None,
-            };
-            if let Some((by_chunk, by_subchunk)) = vector_lists {
-                lists.push(RankedList {
-                    source: Source::Vector,
-                    share: *share * (1.0 - SUBCHUNK_SHARE),
-                    hits: by_chunk,
-                });
-                lists.push(RankedList {
-                    source: Source::Subchunk,
-                    share: *share * SUBCHUNK_SHARE,
-                    hits: by_subchunk,
-                });
-            }
-        }
-        if mode != Mode::Vector {
-            lists.extend(rank::identifier_lists(
-                &self.snap, &stats, query, &allowed, 20,
-            )?);
-        }
-        for l in &mut lists {
-            l.share *= self.fusion.of(l.source);
-        }
+        let lists = self.ranker().lists(&Ask {
+            query,
+            qvec: qvec.as_deref(),
+            mode,
+            filters: &req.filters,
+            groups,
+        })?;
         Ok(Candidates {
             mode,
             notice,
@@ -271,27 +198,7 @@ impl Engine {
             priors: Priors,
             title: String,
         }
-        let form = rank::question_form(query);
-        let mut scored: Vec<(f32, Priors, &Fused)> = fused
-            .iter()
-            .map(|f| {
-                let chunk = &self.snap.chunks[f.chunk as usize];
-                let doc = &self.snap.docs[chunk.doc as usize];
-                let priors = Priors {
-                    path: self.snap.path_weights.for_path(&doc.path),
-                    form: rank::form_prior(form, doc.doctype),
-                    brevity: rank::brevity(chunk.tokens),
-                    runtime: self.runtime_weights.multiplier(
-                        doc.doc_id.as_str(),
-                        &filters.toolkit,
-                        now,
-                    ),
-                }
-                .without(&self.priors_off);
-                (f.rrf * priors.product(), priors, f)
-            })
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.chunk.cmp(&b.2.chunk)));
+        let scored = self.ranker().weigh(fused, query, &filters.toolkit, now);
         let mut drafts: Vec<Draft> = Vec::new();
         for (score, priors, f) in scored {
             let chunk = &self.snap.chunks[f.chunk as usize];

@@ -1,11 +1,12 @@
 //! Ranking, by job: candidate lists ([`candidates`]) scored with caller-scoped
 //! BM25 statistics ([`stats`]) from the analyzed query ([`query`]), fused by
 //! reciprocal rank ([`fusion`]), multiplied by named priors ([`priors`]), and
-//! shown as snippets ([`snippets`]). The search call (`passages/`) runs
-//! these steps in order; each file is one of them.
+//! shown as snippets ([`snippets`]); `pipeline.rs` runs them as the stages
+//! the search call (`passages/`) calls once each ([`Ranker`]).
 
 mod candidates;
 mod fusion;
+mod pipeline;
 mod priors;
 mod query;
 mod snippets;
@@ -13,6 +14,7 @@ mod stats;
 
 pub use candidates::*;
 pub use fusion::*;
+pub(crate) use pipeline::{Ask, Ranker};
 pub use priors::*;
 pub use query::*;
 pub use snippets::*;

@@ -1,0 +1,108 @@
+//! Making the lists: how many, k-means over a sample for their centroids,
+//! each row's nearest centroid, and rows quantised to int8 with the dot
+//! product that reads them.
+
+use super::*;
+
+/// How many lists `rows` rows get: √rows, so a list holds about as many
+/// rows as there are centroids to score.
+pub(super) fn list_count(rows: usize) -> usize {
+    ((rows as f64).sqrt().round() as usize).clamp(1, rows.max(1))
+}
+
+/// The list whose centroid is nearest `row` (ties to the lower list).
+pub(super) fn nearest(centroids: &[f32], dim: usize, row: &[f32]) -> u32 {
+    let mut best = (0u32, f32::NEG_INFINITY);
+    for (l, c) in centroids.chunks_exact(dim).enumerate() {
+        let d = dot(c, row);
+        if d > best.1 {
+            best = (l as u32, d);
+        }
+    }
+    best.0
+}
+
+pub(super) fn normalise(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// Spherical k-means over a sample of `keys` (every n-th, in order):
+/// `lists` unit centroids, the same for the same rows on any thread count.
+pub(super) fn train(rows: &[f32], dim: usize, keys: &[u32], lists: usize) -> Vec<f32> {
+    let row = |k: u32| &rows[k as usize * dim..(k as usize + 1) * dim];
+    let want = (lists * SAMPLE_PER_LIST).min(keys.len());
+    let sample: Vec<u32> = (0..want).map(|i| keys[i * keys.len() / want]).collect();
+    let mut centroids: Vec<f32> = (0..lists)
+        .flat_map(|l| row(sample[l * sample.len() / lists]).iter().copied())
+        .collect();
+    for _ in 0..ROUNDS {
+        let assigned: Vec<u32> = sample
+            .par_iter()
+            .map(|&k| nearest(&centroids, dim, row(k)))
+            .collect();
+        let mut sums = vec![0f32; lists * dim];
+        let mut counts = vec![0usize; lists];
+        for (&k, &l) in sample.iter().zip(&assigned) {
+            let l = l as usize;
+            counts[l] += 1;
+            let sum = &mut sums[l * dim..(l + 1) * dim];
+            sum.iter_mut().zip(row(k)).for_each(|(s, x)| *s += x);
+        }
+        // A list that drew no row keeps its centroid (a real row).
+        for (l, &n) in counts.iter().enumerate() {
+            if n > 0 {
+                let c = &mut sums[l * dim..(l + 1) * dim];
+                normalise(c);
+                centroids[l * dim..(l + 1) * dim].copy_from_slice(c);
+            }
+        }
+    }
+    centroids
+}
+
+/// `row` as int8 and the factor that turns int8 products back into floats.
+pub(super) fn quantise(row: &[f32]) -> (Vec<i8>, f32) {
+    let max = row.iter().fold(0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 {
+        return (vec![0; row.len()], 0.0);
+    }
+    let scale = max / 127.0;
+    let codes = row
+        .iter()
+        .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8)
+        .collect();
+    (codes, scale)
+}
+
+/// Int8 dot product of a query and a stored row (its bytes are the int8
+/// codes). Integer sums are exact, so every path gives the same answer;
+/// with AVX2 the loop is four times wider than x86-64's baseline.
+pub(super) fn dot_i8(a: &[i8], b: &[u8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU was just found to have AVX2.
+        #[allow(unsafe_code)]
+        return unsafe { dot_i8_avx2(a, b) };
+    }
+    dot_i8_portable(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+unsafe fn dot_i8_avx2(a: &[i8], b: &[u8]) -> i32 {
+    dot_i8_portable(a, b)
+}
+
+/// Products in i16 (127² fits), summed in i32 (127² × dim fits): the shape
+/// the compiler turns into multiply-add instructions.
+#[inline(always)]
+pub(super) fn dot_i8_portable(a: &[i8], b: &[u8]) -> i32 {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| i32::from(i16::from(x) * i16::from(y as i8)))
+        .sum()
+}

@@ -1,0 +1,173 @@
+//! The arguments of the subcommands that serve: `serve`, `mcp`, `token`
+//! and `openapi`, with the CPU pool's settings they share.
+
+use super::*;
+
+/// How much CPU work a server takes on, shared by `serve` and `mcp`.
+#[derive(clap::Args)]
+pub struct WorkArgs {
+    /// Most milliseconds a request may take.
+    #[arg(long, default_value_t = DEFAULT_DEADLINE_MS)]
+    pub deadline_ms: u64,
+    /// Searches that may wait for a CPU thread before requests get 503.
+    #[arg(long, default_value_t = DEFAULT_QUEUE)]
+    pub queue: usize,
+    /// Threads for searches (default: all cores).
+    #[arg(long)]
+    pub cpu_workers: Option<usize>,
+}
+
+/// `cairn serve`.
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub open: OpenArgs,
+    #[command(flatten)]
+    pub work: WorkArgs,
+    /// Address to listen on.
+    #[arg(long, default_value = DEFAULT_BIND, env = "CAIRN_BIND")]
+    pub bind: std::net::SocketAddr,
+    /// Tokens file (`cairn token add`).
+    #[arg(long, default_value = DEFAULT_TOKENS, env = "CAIRN_TOKENS")]
+    pub tokens: PathBuf,
+    /// Accept every request without credentials (loopback binds only).
+    #[arg(long)]
+    pub no_auth: bool,
+    /// Answer the API and MCP without credentials too, as an anonymous
+    /// caller: documents without groups only, never admin, within the
+    /// anonymous budgets (a public read-only index; credentials still widen it).
+    #[arg(long, conflicts_with = "no_auth")]
+    pub public_read: bool,
+    /// Also accept HS256 JWTs signed with the secret in this file (at least 32 bytes).
+    #[arg(long, conflicts_with = "jwt_rs256_public_key")]
+    pub jwt_hs256_secret: Option<PathBuf>,
+    /// Also accept RS256 JWTs signed by the key whose public PEM is in this file.
+    #[arg(long)]
+    pub jwt_rs256_public_key: Option<PathBuf>,
+    /// Required JWT issuer (`iss`).
+    #[arg(long)]
+    pub jwt_issuer: Option<String>,
+    /// Required JWT audience (`aud`).
+    #[arg(long)]
+    pub jwt_audience: Option<String>,
+    /// Members of this JWT (or OAuth groups-claim) group may set weights.
+    #[arg(long, default_value = DEFAULT_JWT_ADMIN_GROUP)]
+    pub jwt_admin_group: String,
+    /// Accept OAuth access tokens issued by this authorization server (its
+    /// issuer URL; repeatable). Needs --public-url: tokens must name it as audience.
+    #[arg(long, value_name = "ISSUER_URL", requires = "public_url")]
+    pub oauth_issuer: Vec<String>,
+    /// The scope an OAuth access token needs ("" for none).
+    #[arg(long, default_value = cairn_serve::oauth::DEFAULT_SCOPE)]
+    pub oauth_scope: String,
+    /// The access-token claim holding the caller's groups.
+    #[arg(long, default_value = cairn_serve::oauth::DEFAULT_GROUPS_CLAIM)]
+    pub oauth_groups_claim: String,
+    /// Seconds between two fetches of an issuer's keys at most (a token
+    /// naming an unknown key triggers one).
+    #[arg(long, default_value_t = cairn_serve::oauth::DEFAULT_KEY_REFRESH.as_secs())]
+    pub oauth_key_refresh_secs: u64,
+    /// A browser origin allowed to call (repeatable); other origins get 403.
+    #[arg(long)]
+    pub allow_origin: Vec<String>,
+    /// A host name every route answers to besides loopback names and IP addresses (repeatable; DNS-rebinding protection).
+    #[arg(long)]
+    pub allow_host: Vec<String>,
+    /// The public base URL (an origin): the OpenAPI document's `servers`,
+    /// and the resource OAuth access tokens must name.
+    #[arg(long, env = "CAIRN_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Requests per minute per caller (default: unlimited); an anonymous
+    /// visitor of the pages is a caller by address.
+    #[arg(long)]
+    pub rate_limit: Option<u32>,
+    /// Page requests per minute that all anonymous visitors share (0: unlimited).
+    #[arg(long, default_value_t = DEFAULT_ANONYMOUS_PER_MINUTE)]
+    pub anonymous_rate_limit: u32,
+    /// Milliseconds of CPU work (searches, greps, pages) each token holder's
+    /// calls may take per minute, charged for the time each took (default and 0: unlimited).
+    #[arg(long, value_name = "MS")]
+    pub cpu_budget_ms: Option<u32>,
+    /// Milliseconds of CPU work per minute that all anonymous callers share,
+    /// each address a quarter of it (0: unlimited).
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_ANONYMOUS_CPU_MS_PER_MINUTE)]
+    pub anonymous_cpu_budget_ms: u32,
+    /// A reverse proxy (address or CIDR block, repeatable) whose `Forwarded`
+    /// or `X-Forwarded-For` header names the visitor; nobody else's is believed.
+    #[arg(long)]
+    pub trusted_proxy: Vec<cairn_serve::http::client::Cidr>,
+    /// HTTP worker threads (default: all cores).
+    #[arg(long)]
+    pub http_workers: Option<usize>,
+    /// How often CURRENT, dropped packs and the tokens file are checked, in milliseconds.
+    #[arg(long, default_value_t = DEFAULT_WATCH_MS)]
+    pub watch_ms: u64,
+    /// Where a pack given as --index is unpacked (an index root).
+    #[arg(long, default_value = DEFAULT_ROOT)]
+    pub unpack_into: PathBuf,
+    /// Make a pack given as --index CURRENT even when it was built before the
+    /// version CURRENT names now (without it, such a pack changes nothing).
+    #[arg(long)]
+    pub allow_rollback: bool,
+    /// Index versions (and tried packs) kept after a dropped pack is adopted.
+    #[arg(long, default_value_t = DEFAULT_KEEP)]
+    pub keep: usize,
+    /// Serve no web pages (`/`, `/doc/…`, `/browse/…`, `/api`): the JSON API and MCP only.
+    #[arg(long)]
+    pub no_ui: bool,
+}
+
+/// `cairn mcp`.
+#[derive(clap::Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub open: OpenArgs,
+    #[command(flatten)]
+    pub work: WorkArgs,
+}
+
+/// `cairn token`.
+#[derive(clap::Args)]
+pub struct TokenArgs {
+    /// What to do with tokens.
+    #[command(subcommand)]
+    pub action: TokenAction,
+    /// Tokens file.
+    #[arg(long, global = true, default_value = DEFAULT_TOKENS, env = "CAIRN_TOKENS")]
+    pub tokens: PathBuf,
+}
+
+/// `cairn token …`.
+#[derive(Subcommand)]
+pub enum TokenAction {
+    /// Make a token; it is printed once and only its hash is kept.
+    Add {
+        /// Who holds it (unique).
+        name: String,
+        /// Access groups, comma-separated (documents restricted to other groups stay invisible).
+        #[arg(long, value_delimiter = ',')]
+        groups: Vec<String>,
+        /// May set runtime weights.
+        #[arg(long)]
+        admin: bool,
+    },
+    /// List tokens (names, groups, admin; never the tokens).
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a token by name (the server stops accepting it within seconds).
+    Revoke {
+        /// The token's name.
+        name: String,
+    },
+}
+
+/// `cairn openapi`.
+#[derive(clap::Args)]
+pub struct OpenapiArgs {
+    /// The server's public base URL, written into `servers`.
+    #[arg(long, env = "CAIRN_PUBLIC_URL")]
+    pub public_url: Option<String>,
+}
