@@ -54,7 +54,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let t = Instant::now();
             let resp = engine.search(&SearchRequest {
                 query,
-                rephrasings: Vec::new(),
+                queries: Vec::new(),
                 mode,
                 ..SearchRequest::default()
             })?;
@@ -72,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         engine.search(&SearchRequest {
             query: q.query.clone(),
-            rephrasings: Vec::new(),
+            queries: Vec::new(),
             mode,
             ..SearchRequest::default()
         })?;

@@ -70,7 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             for q in &queries {
                 let c = engine.context(&ContextRequest {
                     query: Some(q.query.clone()),
-                    rephrasings: Vec::new(),
+                    queries: Vec::new(),
                     max_tokens: budget,
                     filters: Filters {
                         doctype: doctype.clone(),

@@ -84,8 +84,8 @@ pub struct ChatMessage {
 pub struct ContextRequest {
     /// The question; when absent, the last user message is the question.
     pub query: Option<String>,
-    /// Other phrasings, fused with it (see [`crate::SearchRequest::rephrasings`]).
-    pub rephrasings: Vec<String>,
+    /// Other phrasings, fused with it (see [`crate::SearchRequest::queries`]).
+    pub queries: Vec<String>,
     /// Chat messages to add the context to.
     pub messages: Option<Vec<ChatMessage>>,
     /// Token budget of the context block (0: the default).
@@ -218,7 +218,7 @@ impl Engine {
         let threshold = req.threshold.unwrap_or(DEFAULT_CONTEXT_THRESHOLD);
         let found = self.search(&SearchRequest {
             query: query.clone(),
-            rephrasings: req.rephrasings.clone(),
+            queries: req.queries.clone(),
             limit: req.limit,
             filters: req.filters.clone(),
             threshold: Some(threshold),

@@ -45,7 +45,7 @@ pub use explain::{ExplainRequest, ExplainResponse};
 pub use filters::{Filters, MAX_FILTER_VALUES, Mode, OneOrMany, one_or_many};
 pub use grep::{GrepRequest, GrepResponse};
 pub use passages::{
-    CitationLink, DEFAULT_LIMIT, Hit, MAX_LIMIT, MAX_QUERY_CHARS, MAX_REPHRASINGS, PassageId,
+    CitationLink, DEFAULT_LIMIT, Hit, MAX_LIMIT, MAX_QUERIES, MAX_QUERY_CHARS, PassageId,
     PassageIdError, ScoreBreakdown, SearchRequest, SearchResponse,
 };
 pub use query_vectors::CacheStats;

@@ -43,10 +43,10 @@ fn open(sandbox: &Sandbox) -> Engine {
 }
 
 /// A BM25 search for five hits by a trusted caller, with other phrasings.
-fn bm25(query: &str, rephrasings: Vec<String>) -> SearchRequest {
+fn bm25(query: &str, queries: Vec<String>) -> SearchRequest {
     SearchRequest {
         query: query.into(),
-        rephrasings,
+        queries,
         limit: 5,
         mode: Mode::Bm25,
         ..SearchRequest::default()
@@ -152,8 +152,8 @@ fn a_hit_has_a_focus_inside_it_and_other_phrasings_fuse() {
         &[],
     );
     let engine = open(&sandbox);
-    let ask = |rephrasings: Vec<String>| {
-        engine.search(&bm25("how much light comes from other stars", rephrasings))
+    let ask = |queries: Vec<String>| {
+        engine.search(&bm25("how much light comes from other stars", queries))
     };
     // The user's words alone find nothing by BM25; a rewrite naming the
     // identifier finds the function, and the focus is its lines.

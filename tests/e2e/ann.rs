@@ -51,7 +51,7 @@ fn answer_filtered(
     let r = e
         .search(&SearchRequest {
             query: query.into(),
-            rephrasings: Vec::new(),
+            queries: Vec::new(),
             limit: 50,
             filters,
             threshold: None,

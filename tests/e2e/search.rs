@@ -23,7 +23,7 @@ fn engine(w: &World) -> Engine {
 fn search(e: &Engine, query: &str, filters: Filters, mode: Mode) -> cairn_search::SearchResponse {
     e.search(&SearchRequest {
         query: query.into(),
-        rephrasings: Vec::new(),
+        queries: Vec::new(),
         limit: 20,
         filters,
         mode,
@@ -174,7 +174,7 @@ fn hits_are_merged_deterministic_and_judged() {
     let strict = e
         .search(&SearchRequest {
             query: "parameters".into(),
-            rephrasings: Vec::new(),
+            queries: Vec::new(),
             threshold: Some(1.0),
             ..SearchRequest::default()
         })
@@ -472,7 +472,7 @@ fn notebook_spans_read_as_cells() {
     let ask = |raw: bool| {
         e.context(&ContextRequest {
             query: Some("fit the light curve model".into()),
-            rephrasings: Vec::new(),
+            queries: Vec::new(),
             filters: notebooks.clone(),
             threshold: Some(0.0),
             raw,
@@ -516,7 +516,7 @@ fn a_tight_context_budget_cuts_a_notebook_at_a_raw_line() {
     let full = e
         .context(&ContextRequest {
             query: Some("fit the light curve model".into()),
-            rephrasings: Vec::new(),
+            queries: Vec::new(),
             filters: notebooks.clone(),
             threshold: Some(0.0),
             ..ContextRequest::default()
@@ -530,7 +530,7 @@ fn a_tight_context_budget_cuts_a_notebook_at_a_raw_line() {
     let cut = e
         .context(&ContextRequest {
             query: Some("fit the light curve model".into()),
-            rephrasings: Vec::new(),
+            queries: Vec::new(),
             filters: notebooks,
             threshold: Some(0.0),
             max_tokens: budget.max(100),
@@ -642,6 +642,28 @@ fn cli_search_retrieve_tree_and_eval() {
         "{}",
         stdout(&o)
     );
+    // Other phrasings are `--queries` (the API's word); `--also` still works.
+    let phrased = |flag: &str| {
+        let o = cairn(&[
+            "search",
+            "light curve",
+            flag,
+            "fit_model",
+            "--index",
+            idx,
+            "--model-dir",
+            model,
+            "--json",
+        ]);
+        assert!(
+            o.status.success(),
+            "{flag}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+        v["hits"].clone()
+    };
+    assert_eq!(phrased("--queries"), phrased("--also"));
     let o = cairn(&[
         "retrieve",
         "science/alpha/src/alpha/core.py",
@@ -785,7 +807,7 @@ fn a_search_past_its_deadline_stops() {
     let e = engine(&w);
     let late = e.search(&SearchRequest {
         query: "fit_model".into(),
-        rephrasings: Vec::new(),
+        queries: Vec::new(),
         deadline: cairn_search::Deadline::at(std::time::Instant::now()),
         ..SearchRequest::default()
     });
@@ -795,7 +817,7 @@ fn a_search_past_its_deadline_stops() {
     );
     let fine = e.search(&SearchRequest {
         query: "fit_model".into(),
-        rephrasings: Vec::new(),
+        queries: Vec::new(),
         deadline: cairn_search::Deadline::at(
             std::time::Instant::now() + std::time::Duration::from_secs(60),
         ),

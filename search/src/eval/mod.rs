@@ -38,8 +38,8 @@ pub struct GoldenQuery {
     pub never_first: Vec<String>,
     /// Other phrasings a calling model would add (`queries` of a search),
     /// fused with `query`: from a rewrites file (see [`load_rewrites`]).
-    #[serde(default)]
-    pub rephrasings: Vec<String>,
+    #[serde(default, alias = "rephrasings")]
+    pub queries: Vec<String>,
 }
 
 impl GoldenQuery {
@@ -47,7 +47,7 @@ impl GoldenQuery {
     fn request(&self, mode: Mode, limit: usize) -> SearchRequest {
         SearchRequest {
             query: self.query.clone(),
-            rephrasings: self.rephrasings.clone(),
+            queries: self.queries.clone(),
             limit,
             filters: self.filters.clone(),
             threshold: None,
@@ -65,7 +65,7 @@ pub fn load_rewrites(path: &Path, queries: &mut [GoldenQuery]) -> Result<usize, 
     let mut used = 0;
     for q in queries.iter_mut() {
         if let Some(r) = map.remove(&q.id) {
-            q.rephrasings = r.into_iter().take(crate::MAX_REPHRASINGS).collect();
+            q.queries = r.into_iter().take(crate::MAX_QUERIES).collect();
             used += 1;
         }
     }

@@ -66,7 +66,7 @@ impl Engine {
         let query = explain_query(&parsed, &message, raise_sites.first());
         let search = self.search(&SearchRequest {
             query: query.clone(),
-            rephrasings: Vec::new(),
+            queries: Vec::new(),
             limit: if req.limit == 0 {
                 DEFAULT_EXPLAIN_LIMIT
             } else {

@@ -37,17 +37,17 @@ pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_QUERY_CHARS: usize = 1000;
 
 /// Most other phrasings a search fuses with its query.
-pub const MAX_REPHRASINGS: usize = 5;
+pub const MAX_QUERIES: usize = 5;
 
 /// A search.
 #[derive(Clone, Debug, Default)]
 pub struct SearchRequest {
     /// What the user asked.
     pub query: String,
-    /// Other phrasings of the same question (at most [`MAX_REPHRASINGS`]),
+    /// Other phrasings of the same question (at most [`MAX_QUERIES`]),
     /// fused with `query`: a calling model's keyword rewrites, which name
     /// the identifiers the user did not.
-    pub rephrasings: Vec<String>,
+    pub queries: Vec<String>,
     /// Hits wanted (1..=50, default 10).
     pub limit: usize,
     /// Filters.

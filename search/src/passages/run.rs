@@ -69,14 +69,14 @@ impl Engine {
                 format!("must be at most {MAX_QUERY_CHARS} characters"),
             ));
         }
-        if req.rephrasings.len() > MAX_REPHRASINGS {
+        if req.queries.len() > MAX_QUERIES {
             return Err(invalid(
                 "queries",
-                format!("at most {MAX_REPHRASINGS} other phrasings"),
+                format!("at most {MAX_QUERIES} other phrasings"),
             ));
         }
         let mut phrasings = vec![query];
-        for p in &req.rephrasings {
+        for p in &req.queries {
             let p = p.trim();
             if p.is_empty() || p.chars().count() > MAX_QUERY_CHARS {
                 return Err(invalid(

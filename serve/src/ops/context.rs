@@ -16,7 +16,7 @@ pub struct ContextArgs {
     /// Up to 5 other phrasings of the question, fused with it: keyword rewrites naming the identifiers the answer likely uses, and one plain restatement.
     #[serde(default, deserialize_with = "cairn_search::one_or_many")]
     #[schemars(with = "Option<Vec<String>>")]
-    #[arg(long = "also", value_name = "PHRASING")]
+    #[arg(long = "queries", visible_alias = "also", value_name = "PHRASING")]
     pub queries: Vec<String>,
     /// OpenAI-style chat messages; the answer returns them with the context added to the system message.
     #[serde(default)]
@@ -78,7 +78,7 @@ impl Op for Context {
     fn run(a: ContextArgs, call: &Call) -> Result<ContextResponse, ApiError> {
         let request = ContextRequest {
             query: a.query,
-            rephrasings: a.queries,
+            queries: a.queries,
             messages: a.messages,
             max_tokens: a.max_tokens.unwrap_or(0),
             limit: a.limit.unwrap_or(0),

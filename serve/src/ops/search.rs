@@ -15,7 +15,7 @@ pub struct SearchArgs {
     /// Up to 5 other phrasings of the same question, fused with `query`. A calling model should add keyword rewrites that name the identifiers the answer likely uses (function, class, parameter names) and one plain restatement: users describe the effect they want, the code names it.
     #[serde(default, deserialize_with = "cairn_search::one_or_many")]
     #[schemars(with = "Option<Vec<String>>")]
-    #[arg(long = "also", value_name = "PHRASING")]
+    #[arg(long = "queries", visible_alias = "also", value_name = "PHRASING")]
     pub queries: Vec<String>,
     /// Hits wanted, 1 to 50 (default 10).
     #[serde(default)]
@@ -40,7 +40,7 @@ impl SearchArgs {
     pub fn into_request(self, call: &Call) -> SearchRequest {
         SearchRequest {
             query: self.query,
-            rephrasings: self.queries,
+            queries: self.queries,
             limit: self.limit.unwrap_or(cairn_search::DEFAULT_LIMIT),
             filters: self.filters,
             threshold: self.threshold,
