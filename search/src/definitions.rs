@@ -46,7 +46,9 @@ pub struct Definition {
     /// Toolkit.
     pub toolkit: String,
     /// Doctype.
-    pub doctype: String,
+    #[schema(value_type = String)]
+    #[schemars(with = "String")]
+    pub doctype: cairn_index::Doctype,
     /// The span on GitHub, on the default branch.
     pub github_url: String,
     /// The span on GitHub, at the indexed commit.
@@ -252,7 +254,7 @@ impl crate::Engine {
                     start_line: d.span.start,
                     end_line: d.span.end,
                     toolkit: doc.toolkit.clone(),
-                    doctype: doc.doctype.to_string(),
+                    doctype: doc.doctype,
                     github_url,
                     permalink,
                 }

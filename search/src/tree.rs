@@ -67,7 +67,7 @@ impl Engine {
             TreeEntry {
                 path: d.doc_id.to_string(),
                 kind: "file",
-                doctype: Some(d.doctype.to_string()),
+                doctype: Some(d.doctype),
                 lines: Some(d.line_count),
                 files: None,
             }
@@ -117,7 +117,9 @@ pub struct TreeEntry {
     pub kind: &'static str,
     /// Files only.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub doctype: Option<String>,
+    #[schema(value_type = Option<String>)]
+    #[schemars(with = "Option<String>")]
+    pub doctype: Option<cairn_index::Doctype>,
     /// Files only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<u32>,
@@ -145,7 +147,7 @@ impl fmt::Display for TreeResponse {
                     f,
                     "{}  ({}, {lines} lines)",
                     e.path,
-                    e.doctype.as_deref().unwrap_or("")
+                    e.doctype.map_or("", |d| d.as_str())
                 )?,
                 (kind, Some(n), _) => writeln!(f, "{}/  ({kind}, {n} files)", e.path)?,
                 _ => writeln!(f, "{}", e.path)?,

@@ -81,7 +81,7 @@ pub fn candidate_features(
                 ("doctype_readme", "readme"),
                 ("doctype_paper", "paper"),
             ] {
-                f.insert(key, f32::from(u8::from(h.doctype == doctype)));
+                f.insert(key, f32::from(u8::from(h.doctype.as_str() == doctype)));
             }
             f.insert("test_path", f32::from(u8::from(path.contains("test"))));
             f.insert("title_words", share(&h.title));

@@ -95,7 +95,9 @@ pub struct GrepFile {
     /// Toolkit.
     pub toolkit: String,
     /// Doctype.
-    pub doctype: String,
+    #[schema(value_type = String)]
+    #[schemars(with = "String")]
+    pub doctype: cairn_index::Doctype,
     /// Its matches, by line.
     pub matches: Vec<GrepMatch>,
 }
@@ -315,7 +317,7 @@ impl Engine {
             let mut file = GrepFile {
                 doc_id: d.doc_id.to_string(),
                 toolkit: d.toolkit.clone(),
-                doctype: d.doctype.to_string(),
+                doctype: d.doctype,
                 matches: Vec::new(),
             };
             for (i, (n, line)) in lines.iter().enumerate().skip(from as usize) {

@@ -111,7 +111,9 @@ pub struct Hit {
     /// Toolkit.
     pub toolkit: String,
     /// Doctype.
-    pub doctype: String,
+    #[schema(value_type = String)]
+    #[schemars(with = "String")]
+    pub doctype: cairn_index::Doctype,
     /// Section title or definition name.
     pub title: String,
     /// On the default branch.

@@ -304,7 +304,7 @@ impl Engine {
                     repo: doc.repo.clone(),
                     category: doc.category.clone(),
                     toolkit: doc.toolkit.clone(),
-                    doctype: doc.doctype.to_string(),
+                    doctype: doc.doctype,
                     title: d.title,
                     github_url,
                     permalink,

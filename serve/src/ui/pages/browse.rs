@@ -34,7 +34,7 @@ pub fn browse(prefix: &str, tree: &TreeResponse) -> String {
                 attr(&path(p)),
                 lines.clamp(1, 40),
                 esc(name),
-                esc(e.doctype.as_deref().unwrap_or("")),
+                esc(e.doctype.map_or("", |d| d.as_str())),
             );
         } else {
             let _ = write!(

@@ -140,7 +140,7 @@ pub(super) fn explained(a: &ExplainResponse) -> String {
                 "<li class=\"hit\"><h3>{}</h3><p class=\"meta\"><span class=\"tag\">{}</span> <span class=\"tag\">{}</span>{}</p><pre class=\"snippet\">{}</pre>{}</li>",
                 passage_link(&h.doc_id, h.start_line, h.end_line),
                 esc(&h.toolkit),
-                esc(&h.doctype),
+                esc(h.doctype.as_str()),
                 title_span(h),
                 marked(&h.snippet),
                 github_links(&h.github_url, &h.permalink),

@@ -207,7 +207,7 @@ pub(super) fn lines(form: &SearchForm, a: &GrepResponse) -> String {
             attr(&at(first.line, first.start_line, first.end_line)),
             esc(&f.doc_id),
             esc(&f.toolkit),
-            esc(&f.doctype),
+            esc(f.doctype.as_str()),
         );
         for m in &f.matches {
             let _ = writeln!(
@@ -273,7 +273,7 @@ pub(super) fn passages(form: &SearchForm, a: &SearchResponse) -> String {
             href = attr(&href),
             doc = esc(doc),
             toolkit = esc(&h.toolkit),
-            doctype = esc(&h.doctype),
+            doctype = esc(h.doctype.as_str()),
             page = page_tag(h.page.as_ref()),
             title = title_span(h),
             snippet = marked(&h.snippet),
