@@ -65,15 +65,21 @@ pub enum Language {
     Text,
 }
 
+/// The extension of `path`'s file name, lower-cased; empty for a name
+/// without one or a dotfile (`.bashrc`).
+pub fn extension(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => ext.to_ascii_lowercase(),
+        _ => String::new(),
+    }
+}
+
 impl Language {
-    /// The language of `path`, by its extension (case-insensitive).
+    /// The language of `path`, by its extension (case-insensitive): the one
+    /// table of extensions the builder, the engine and the web page read.
     pub fn of_path(path: &str) -> Self {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        let ext = match name.rsplit_once('.') {
-            Some((stem, ext)) if !stem.is_empty() => ext.to_ascii_lowercase(),
-            _ => String::new(),
-        };
-        match ext.as_str() {
+        match extension(path).as_str() {
             "py" | "pyi" | "pyx" | "pxd" => Self::Python,
             "c" | "h" => Self::C,
             "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => Self::Cpp,
@@ -101,6 +107,32 @@ impl Language {
             "cfg" | "ini" | "conf" => Self::Ini,
             _ => Self::Text,
         }
+    }
+
+    /// Source code in a programming language.
+    pub fn is_code(self) -> bool {
+        matches!(
+            self,
+            Self::Python
+                | Self::C
+                | Self::Cpp
+                | Self::Cuda
+                | Self::Fortran
+                | Self::Rust
+                | Self::Javascript
+                | Self::Typescript
+                | Self::Java
+                | Self::Julia
+                | Self::R
+                | Self::Matlab
+                | Self::Go
+                | Self::Shell
+        )
+    }
+
+    /// A configuration or data format (YAML, TOML, JSON, INI).
+    pub fn is_config(self) -> bool {
+        matches!(self, Self::Yaml | Self::Toml | Self::Json | Self::Ini)
     }
 
     /// Its name in `docs.json`.

@@ -273,11 +273,7 @@ const BINARY_EXTENSIONS: &[&str] = &[
 
 /// Lowercase extension without the dot ("" when none).
 pub fn extension(path: &str) -> String {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    match name.rsplit_once('.') {
-        Some((stem, ext)) if !stem.is_empty() => ext.to_ascii_lowercase(),
-        _ => String::new(),
-    }
+    cairn_index::language::extension(path)
 }
 
 fn file_name(path: &str) -> String {
@@ -395,14 +391,13 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
-const CODE_EXTENSIONS: &[&str] = &[
-    "py", "pyx", "pxd", "pyi", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "cu", "cuh", "f",
-    "for", "f77", "f90", "f95", "f03", "rs", "js", "mjs", "ts", "tsx", "jsx", "java", "jl", "r",
-    "m", "go", "sh", "bash", "zsh", "swift", "kt", "scala", "rb", "pl", "lua", "cs", "sql", "pro",
+/// Code in languages cairn has no `Language` for (indexed as plain text):
+/// the rest of what counts as code is `Language::is_code`.
+const OTHER_CODE_EXTENSIONS: &[&str] = &[
+    "swift", "kt", "scala", "rb", "pl", "lua", "cs", "sql", "pro",
 ];
-const CONFIG_EXTENSIONS: &[&str] = &[
-    "yml", "yaml", "toml", "cfg", "ini", "json", "in", "conf", "xml", "lock",
-];
+/// Configuration files beyond `Language::is_config`'s formats.
+const OTHER_CONFIG_EXTENSIONS: &[&str] = &["in", "xml", "lock"];
 const CONFIG_NAMES: &[&str] = &[
     "setup.py",
     "makefile",
@@ -440,7 +435,8 @@ pub fn doctype(path: &str) -> Doctype {
     if matches!(ext.as_str(), "pdf" | "tex" | "bib") {
         return Doctype::Paper;
     }
-    let is_code = CODE_EXTENSIONS.contains(&ext.as_str());
+    let language = Language::of_path(path);
+    let is_code = language.is_code() || OTHER_CODE_EXTENSIONS.contains(&ext.as_str());
     if is_code
         && (dirs
             .iter()
@@ -460,7 +456,7 @@ pub fn doctype(path: &str) -> Doctype {
     if is_code {
         return Doctype::Code;
     }
-    if CONFIG_EXTENSIONS.contains(&ext.as_str()) {
+    if language.is_config() || OTHER_CONFIG_EXTENSIONS.contains(&ext.as_str()) {
         return Doctype::Config;
     }
     Doctype::Doc

@@ -61,7 +61,10 @@ fn filters_never_leak_in_any_mode() {
             },
             mode,
         );
-        assert!(r.hits.iter().all(|h| h.doctype.as_str() == "readme"), "{mode:?}");
+        assert!(
+            r.hits.iter().all(|h| h.doctype.as_str() == "readme"),
+            "{mode:?}"
+        );
         let r = search(
             &e,
             "fit model",

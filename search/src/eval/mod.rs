@@ -238,7 +238,8 @@ pub fn evaluate(
             .sum();
         let leaked = resp.hits.iter().any(|h| {
             (!filters.toolkit.is_empty() && !filters.toolkit.contains(&h.toolkit))
-                || (!filters.doctype.is_empty() && !filters.doctype.iter().any(|d| d == h.doctype.as_str()))
+                || (!filters.doctype.is_empty()
+                    && !filters.doctype.iter().any(|d| d == h.doctype.as_str()))
         });
         let guard_failed = leaked
             || resp.hits.first().is_some_and(|h| {

@@ -3,6 +3,7 @@
 //! page's stylesheet colours, light or dark.
 
 use super::html::esc;
+use cairn_index::Language;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use syntect::html::{ClassStyle, line_tokens_to_classed_spans};
@@ -26,18 +27,23 @@ fn syntaxes() -> &'static SyntaxSet {
 /// The grammar for a file, by its extension (notebook cells read as Markdown).
 fn syntax_for(path: &str) -> Option<&'static SyntaxReference> {
     let set = syntaxes();
-    let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
-    let ext = match ext {
-        "ipynb" => "md",
-        "pyx" | "pxd" => "py",
-        "cu" | "cuh" | "hpp" | "hh" => "cpp",
-        "f90" | "f95" | "f" => return None,
+    // cairn's languages by their grammar in syntect's set (which has none
+    // for Fortran); any other file by its own extension.
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let own = match cairn_index::language::extension(path) {
+        // A dotfile (`.bashrc`) is named by what follows its dot.
+        e if e.is_empty() => name.trim_start_matches('.').to_owned(),
         e => e,
     };
-    set.find_syntax_by_extension(ext).or_else(|| {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        set.find_syntax_by_extension(name)
-    })
+    let ext = match Language::of_path(path) {
+        Language::Notebook => "md",
+        Language::Python => "py",
+        Language::Cpp | Language::Cuda => "cpp",
+        Language::Fortran => return None,
+        _ => own.as_str(),
+    };
+    set.find_syntax_by_extension(ext)
+        .or_else(|| set.find_syntax_by_extension(name))
 }
 
 /// Each line of `lines` as HTML, highlighted for `path`'s language within
@@ -122,6 +128,30 @@ mod link_tests {
 
 #[cfg(test)]
 mod tests {
+
+    /// Each language cairn knows is coloured by the grammar it was before the
+    /// extension table became `Language::of_path` (an upper-case extension
+    /// now too); other files by their own extension or name.
+    #[test]
+    fn grammars_by_language() {
+        let name = |p: &str| syntax_for(p).map(|s| s.name.as_str());
+        for (path, grammar) in [
+            ("a/b.py", Some("Python")),
+            ("a/b.pyx", Some("Python")),
+            ("a/B.PY", Some("Python")),
+            ("a/b.ipynb", Some("Markdown")),
+            ("a/b.cu", Some("C++")),
+            ("a/b.hpp", Some("C++")),
+            ("a/b.c", Some("C")),
+            ("a/b.rs", Some("Rust")),
+            ("a/b.f90", None),
+            ("a/Makefile", Some("Makefile")),
+            ("a/.bashrc", Some("Bourne Again Shell (bash)")),
+            ("a/b.xml", Some("XML")),
+        ] {
+            assert_eq!(name(path), grammar, "{path}");
+        }
+    }
     use super::*;
 
     #[test]
