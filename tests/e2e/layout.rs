@@ -232,3 +232,61 @@ fn no_source_file_is_over_500_lines_before_its_tests() {
         "over {MAX_LINES} lines before their tests: {long:?}"
     );
 }
+
+/// ARCHITECTURE.md's list of the engine's calls (`Engine::{search, …}`)
+/// names only methods the search library has, and every call module the
+/// library has is named in the same paragraph.
+#[test]
+fn architecture_names_the_engine_calls_there_are() {
+    let arch = include_str!("../../ARCHITECTURE.md");
+    let start = arch
+        .find("`Engine::{")
+        .expect("ARCHITECTURE.md lists Engine::{…}");
+    let list = &arch[start + "`Engine::{".len()..];
+    let list = &list[..list.find('}').expect("closing brace")];
+    let names: Vec<&str> = list.split(',').map(str::trim).collect();
+    assert!(names.len() >= 10, "{names:?}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("search/src");
+    let mut source = String::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("search/src").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                source.push_str(&std::fs::read_to_string(&path).expect("source"));
+            }
+        }
+    }
+    for name in &names {
+        assert!(
+            source.contains(&format!("pub fn {name}(")),
+            "ARCHITECTURE.md names Engine::{name}, which search/src does not define"
+        );
+    }
+    let paragraph_end = arch[start..]
+        .find("\n* **")
+        .map_or(arch.len(), |i| start + i);
+    let paragraph = &arch[start..paragraph_end];
+    for module in [
+        "passages/",
+        "retrieve",
+        "tree",
+        "status",
+        "grep/",
+        "definitions",
+        "context",
+        "explain/",
+    ] {
+        assert!(
+            paragraph.contains(&format!("`{module}`")),
+            "ARCHITECTURE.md's search paragraph does not name `{module}`"
+        );
+        let file = root.join(module.trim_end_matches('/'));
+        assert!(
+            file.is_dir() || file.with_extension("rs").is_file(),
+            "search/src has no {module}"
+        );
+    }
+}
