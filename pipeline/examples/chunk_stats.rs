@@ -42,7 +42,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 &limits,
                 &subchunk_limits,
                 &count,
-            );
+            )
+            .chunks;
             let tokens: usize = chunks
                 .iter()
                 .map(|c| (c.tokens + 24).min(e.model().max_tokens))

@@ -18,7 +18,7 @@ use sha2::Digest;
 use std::path::{Path, PathBuf};
 
 /// Bumped when the part layout changes; a merge refuses other versions.
-pub const PART_FORMAT: u32 = 2;
+pub const PART_FORMAT: u32 = 3;
 const PART_JSON: &str = "part.json";
 const PART_VECTORS: &str = "vectors.f32";
 
@@ -129,6 +129,8 @@ pub struct PartRepo {
     pub skipped: Vec<PartSkip>,
     /// Each document's chunks.
     pub chunks: Vec<Vec<ChunkDraft>>,
+    /// Each document's definitions, found while it was chunked.
+    pub definitions: Vec<Vec<crate::chunk::Definition>>,
 }
 
 impl PartRepo {
@@ -225,6 +227,22 @@ pub fn read(dir: &Path) -> Result<(PartManifest, Rows), PartError> {
                 manifest.format
             ),
         ));
+    }
+    // A part is input: each document must come with its chunks and its
+    // definitions, or a merge would pair one document with another's.
+    for r in &manifest.repos {
+        let docs = r.docs.len();
+        if r.chunks.len() != docs || r.definitions.len() != docs {
+            return Err(file_err(
+                &json,
+                format!(
+                    "repository {} lists {docs} documents but {} chunk lists and {} definition lists",
+                    r.record.name,
+                    r.chunks.len(),
+                    r.definitions.len()
+                ),
+            ));
+        }
     }
     let vec_path = dir.join(PART_VECTORS);
     let raw = std::fs::read(&vec_path).map_err(|e| file_err(&vec_path, e))?;

@@ -72,6 +72,7 @@ fn shards_merge_into_the_index_one_machine_builds() {
         "vectors.f32",
         "subchunks.f32",
         "docs.json",
+        "definitions.json",
     ] {
         assert_eq!(
             file(&s.path("merged"), name),
@@ -99,6 +100,27 @@ fn a_part_with_impossible_shard_numbers_is_refused() {
     let err = merge(&s.options("out"), &[s.path("part")], &Silent).expect_err("index 0");
     assert!(matches!(err, BuildError::Part(_)), "{err}");
     assert!(err.to_string().contains("does not fit"), "{err}");
+}
+
+/// A part whose documents and definition lists differ in number is refused
+/// by name: a merge never pairs one document with another's definitions.
+#[test]
+fn a_part_missing_definitions_is_refused() {
+    let s = sandbox();
+    let shard = Shard::parse("1/1").expect("shard");
+    build_shard(&s.options("part"), shard, &Silent).expect("shard");
+    let json = s.path("part/part.json");
+    let mut part: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("read part")).expect("json");
+    let lists = part["repos"][0]["definitions"]
+        .as_array_mut()
+        .expect("definitions per document");
+    assert!(!lists.is_empty());
+    lists.pop();
+    std::fs::write(&json, part.to_string()).expect("write part");
+    let err = merge(&s.options("out"), &[s.path("part")], &Silent).expect_err("short");
+    assert!(err.to_string().contains("definition lists"), "{err}");
+    assert!(!s.path("out/CURRENT").exists());
 }
 
 /// Late-chunked subchunk vectors: a version of their own, vectors unlike the

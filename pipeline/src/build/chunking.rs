@@ -3,7 +3,7 @@
 //! order every later step lists them.
 
 use super::{BuildError, CHUNKER_VERSION, HEADER_TOKENS, Plan};
-use crate::chunk::{ChunkDraft, ChunkLimits, chunk_document};
+use crate::chunk::{ChunkDraft, ChunkLimits, Chunked, Definition, chunk_document};
 use crate::config::{BuildSettings, PathWeights};
 use crate::documents::SourceDoc;
 use crate::report::Reporter;
@@ -17,13 +17,14 @@ use std::collections::BTreeMap;
 use super::sources::RepoDocs;
 use crate::chunk::cites::Bibliography;
 
-/// Each document's chunks, in registry order (the order `assemble` lists them).
+/// Each document's chunks and definitions, in registry order (the order
+/// `assemble` lists them).
 pub(super) fn chunk_repos(
     repos: &[RepoDocs],
     settings: &BuildSettings,
     embedder: &dyn Embedder,
     reporter: &dyn Reporter,
-) -> Result<Vec<Vec<ChunkDraft>>, BuildError> {
+) -> Result<Vec<Chunked>, BuildError> {
     let texts: Vec<&SourceDoc> = repos.iter().flat_map(|r| r.docs.iter()).collect();
     // Each repository's references, and for each document its repository's.
     let bibliographies: Vec<Bibliography> = repos.iter().map(|r| bibliography(&r.docs)).collect();
@@ -35,7 +36,7 @@ pub(super) fn chunk_repos(
     let specials = embedder.count_tokens("")?;
     let (limits, subchunk_limits) = chunk_limits(settings, embedder.model().max_tokens, specials);
     reporter.stage("chunking files", Some(texts.len() as u64));
-    let out: Vec<Vec<ChunkDraft>> = texts
+    let out: Vec<Chunked> = texts
         .par_iter()
         .zip(owner.par_iter())
         .map(|(d, bib)| {
@@ -46,7 +47,7 @@ pub(super) fn chunk_repos(
                     // Counting never fails on valid UTF-8; fall back to a rough count if it does.
                     .unwrap_or_else(|_| lines.iter().map(|l| l.len() / 3 + 1).collect())
             };
-            let mut chunks = chunk_document(
+            let mut chunked = chunk_document(
                 d,
                 &LineIndex::new(d.text.as_bytes()),
                 &limits,
@@ -54,15 +55,15 @@ pub(super) fn chunk_repos(
                 &count,
             );
             if d.language == cairn_index::Language::Latex && !bib.is_empty() {
-                cite_references(&mut chunks, bib, &count);
+                cite_references(&mut chunked.chunks, bib, &count);
             }
             reporter.advance(1);
-            chunks
+            chunked
         })
         .collect();
     reporter.finish(&format!(
         "{} chunks",
-        out.iter().map(Vec::len).sum::<usize>()
+        out.iter().map(|c| c.chunks.len()).sum::<usize>()
     ));
     Ok(out)
 }
@@ -164,16 +165,18 @@ pub(super) struct Assembled {
     pub(super) docs: Vec<DocRecord>,
     pub(super) content: Vec<u8>,
     pub(super) drafts: Vec<Vec<ChunkDraft>>,
+    /// Each document's definitions, found while it was chunked.
+    pub(super) definitions: Vec<Vec<Definition>>,
     pub(super) skipped: Vec<SkipRecord>,
     pub(super) model: ModelInfo,
 }
 
 impl Assembled {
-    pub(super) fn new(
-        repos: Vec<RepoDocs>,
-        drafts: Vec<Vec<ChunkDraft>>,
-        model: ModelInfo,
-    ) -> Self {
+    pub(super) fn new(repos: Vec<RepoDocs>, chunked: Vec<Chunked>, model: ModelInfo) -> Self {
+        let (drafts, definitions) = chunked
+            .into_iter()
+            .map(|c| (c.chunks, c.definitions))
+            .unzip();
         let (docs, content) = assemble(&repos);
         let skipped = repos
             .iter()
@@ -190,6 +193,7 @@ impl Assembled {
             docs,
             content,
             drafts,
+            definitions,
             skipped,
             model,
         }

@@ -7,7 +7,7 @@ use super::embed::Embedded;
 use super::publish::Target;
 use super::sources::RepoDocs;
 use super::{BuildError, BuildOptions, BuildSummary, CHUNKER_VERSION, Plan, plan};
-use crate::chunk::ChunkDraft;
+use crate::chunk::{ChunkDraft, Chunked};
 use crate::part;
 use crate::part::{PartError, PartManifest, PartStats};
 use crate::report::Reporter;
@@ -119,7 +119,7 @@ pub fn merge(
             by_name.insert(r.record.name.clone(), (r, mine));
         }
     }
-    let (mut repos, mut drafts, mut vectors) = (Vec::new(), Vec::new(), Rows::new(model.dim));
+    let (mut repos, mut chunked, mut vectors) = (Vec::new(), Vec::new(), Rows::new(model.dim));
     for cfg in &plan.registry.repos {
         let (r, v) = by_name
             .remove(&cfg.name)
@@ -130,11 +130,19 @@ pub fn merge(
             skipped: r.skips(),
             record: r.record,
         });
-        drafts.extend(r.chunks);
+        chunked.extend(
+            r.chunks
+                .into_iter()
+                .zip(r.definitions)
+                .map(|(chunks, definitions)| Chunked {
+                    chunks,
+                    definitions,
+                }),
+        );
         v.iter().for_each(|row| vectors.push(row));
     }
     let target = Target::open(opts, started, reporter)?;
-    let set = Assembled::new(repos, drafts, model);
+    let set = Assembled::new(repos, chunked, model);
     let version = set.version(&plan);
     if let Some(done) = target.unchanged(&version, &set)? {
         return Ok(done);

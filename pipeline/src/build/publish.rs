@@ -141,7 +141,10 @@ impl Target<'_> {
         } = self;
         let keep = *keep;
         reporter.stage("writing index", None);
-        let definitions = crate::chunk::definitions(&set.docs, &set.content);
+        let definitions: Vec<_> = (0..)
+            .zip(&set.definitions)
+            .flat_map(|(doc, found)| found.iter().map(move |d| d.record(doc)))
+            .collect();
         let mut builder =
             VersionBuilder::create(root, &set.docs, &set.content, &definitions, &plan.weights)?;
         let mut rows = embedded.vectors.iter();

@@ -60,6 +60,7 @@ pub fn build_shard(
         .iter()
         .map(|r| {
             let chunks = set.drafts[next..next + r.docs.len()].to_vec();
+            let definitions = set.definitions[next..next + r.docs.len()].to_vec();
             next += r.docs.len();
             PartRepo {
                 record: r.record.clone(),
@@ -83,6 +84,7 @@ pub fn build_shard(
                     })
                     .collect(),
                 chunks,
+                definitions,
             }
         })
         .collect();

@@ -4,7 +4,7 @@
 //! markdown, reST and LaTeX as sections. Each with its line span.
 
 use super::languages::{Grammar, MAX_NAME_CHARS, join_capped, markdown_headings, rst_headings};
-use cairn_index::{DefKind, DefinitionRecord, DocRecord, LineIndex, LineSpan};
+use cairn_index::{DefKind, DefinitionRecord, LineSpan};
 
 /// One definition in a document's lines (1-based lines).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -16,37 +16,50 @@ pub(super) struct Found {
     pub(super) end: u32,
 }
 
-/// Every definition of every document.
-pub fn definitions(docs: &[DocRecord], content: &[u8]) -> Vec<DefinitionRecord> {
-    let mut out = Vec::new();
-    for (i, d) in docs.iter().enumerate() {
-        let start = d.content_offset as usize;
-        let Some(Ok(text)) = content
-            .get(start..start.saturating_add(d.size as usize))
-            .map(std::str::from_utf8)
-        else {
-            continue;
-        };
-        let n = LineIndex::new(text.as_bytes()).line_count() as usize;
-        let lines: Vec<&str> = text
-            .split('\n')
-            .take(n)
-            .map(|l| l.trim_end_matches('\r'))
-            .collect();
-        for f in (Grammar::of(d.language).defines)(&lines) {
-            out.push(DefinitionRecord {
-                doc: i as u32,
-                name: f.name,
-                kind: f.kind,
-                scope: f.scope,
-                span: LineSpan {
-                    start: f.start,
-                    end: f.end.max(f.start),
-                },
-            });
+/// A definition a document's lines hold, found while the document is
+/// chunked (before it has its row in docs.json; [`Definition::record`]
+/// gives it one). Shard parts carry them, so a merge never reads a
+/// document's lines again.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Definition {
+    /// The name it defines.
+    pub name: String,
+    /// What it is.
+    pub kind: DefKind,
+    /// The enclosing definitions, dotted; a section's parent headings.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub scope: String,
+    /// Its lines.
+    pub span: LineSpan,
+}
+
+impl Definition {
+    /// Its record in `definitions.json`, for the document at row `doc`.
+    pub fn record(&self, doc: u32) -> DefinitionRecord {
+        DefinitionRecord {
+            doc,
+            name: self.name.clone(),
+            kind: self.kind,
+            scope: self.scope.clone(),
+            span: self.span,
         }
     }
-    out
+}
+
+/// Every definition in a document's raw lines, by its grammar's `defines`.
+pub(super) fn of_lines(grammar: Grammar, lines: &[&str]) -> Vec<Definition> {
+    (grammar.defines)(lines)
+        .into_iter()
+        .map(|f| Definition {
+            name: f.name,
+            kind: f.kind,
+            scope: f.scope,
+            span: LineSpan {
+                start: f.start,
+                end: f.end.max(f.start),
+            },
+        })
+        .collect()
 }
 
 /// The last non-blank line in `lines[from..to]` (1-based result), or `from + 1`.

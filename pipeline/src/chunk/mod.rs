@@ -26,7 +26,7 @@ mod windows;
 
 use crate::documents::SourceDoc;
 use cairn_index::{LineIndex, LineSpan};
-pub use definitions::definitions;
+pub use definitions::Definition;
 use languages::{Grammar, sections_for, soft_boundaries};
 use notebook::notebook_lines;
 use windows::Ctx;
@@ -95,18 +95,29 @@ struct Section {
     own: Option<String>,
 }
 
+/// What chunking a document gives: its chunks, and the definitions its
+/// lines hold (read from the same lines, by the same grammar).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Chunked {
+    /// The chunks, in line order.
+    pub chunks: Vec<ChunkDraft>,
+    /// What the document defines (functions, classes, sections …).
+    pub definitions: Vec<Definition>,
+}
+
 /// Chunks `doc` under `limits`, with its subchunks under `subchunk_limits`
-/// attached. `count` returns model tokens for each line (no special tokens).
+/// attached, and finds what it defines. `count` returns model tokens for
+/// each line (no special tokens).
 pub fn chunk_document(
     doc: &SourceDoc,
     index: &LineIndex,
     limits: &ChunkLimits,
     subchunk_limits: &ChunkLimits,
     count: &dyn Fn(&[&str]) -> Vec<usize>,
-) -> Vec<ChunkDraft> {
+) -> Chunked {
     let n = index.line_count();
     if n == 0 {
-        return Vec::new();
+        return Chunked::default();
     }
     let raw: Vec<&str> = (1..=n)
         .map(|l| {
@@ -117,6 +128,7 @@ pub fn chunk_document(
         })
         .collect();
     let grammar = Grammar::of(doc.language);
+    let definitions = definitions::of_lines(grammar, &raw);
     let own_lines = || raw.iter().map(|l| (*l).to_owned()).collect();
     let (sections, display): (Vec<Section>, Vec<String>) = if grammar.cells {
         // Only cell sources carry text; outputs and metadata stay out of the index.
@@ -145,7 +157,10 @@ pub fn chunk_document(
     let mut chunks = ctx(limits, true).drafts(sections.clone());
     let subchunks = ctx(subchunk_limits, false).drafts(sections);
     attach(&mut chunks, subchunks);
-    chunks
+    Chunked {
+        chunks,
+        definitions,
+    }
 }
 
 /// Cuts every section that spans one of `breaks` (first lines of pages) at
@@ -341,6 +356,7 @@ mod tests {
             &SUBCHUNKS,
             &words,
         )
+        .chunks
     }
 
     #[test]
@@ -647,7 +663,8 @@ mod tests {
             &limits,
             &SUBCHUNKS,
             &words,
-        );
+        )
+        .chunks;
         assert_eq!(c.last().map(|c| c.span.end), Some(31));
         assert!(c.iter().all(|c| c.tokens <= 50));
     }
