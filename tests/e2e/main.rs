@@ -5,6 +5,7 @@ mod adapt;
 mod ann;
 mod browser;
 mod build;
+mod compat;
 mod config_errors;
 mod explain;
 mod fixtures;
