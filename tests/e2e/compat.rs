@@ -44,10 +44,7 @@ fn a_format_3_index_is_verified_and_answers() {
     copy_dir(&fixture, &index);
     let model = dir.path().join("model");
     cairn_embed::fixtures::write_tiny_bert(&model).expect("tiny model");
-    let (idx, model) = (
-        index.to_str().expect("utf8"),
-        model.to_str().expect("utf8"),
-    );
+    let (idx, model) = (index.to_str().expect("utf8"), model.to_str().expect("utf8"));
     let manifest = std::fs::read_dir(index.join("versions"))
         .expect("versions")
         .flatten()
@@ -63,13 +60,27 @@ fn a_format_3_index_is_verified_and_answers() {
 
     let core = "science/alpha/src/alpha/core.py";
     let found = json(&[
-        "search", "fit_model", "--index", idx, "--model-dir", model, "--json",
+        "search",
+        "fit_model",
+        "--index",
+        idx,
+        "--model-dir",
+        model,
+        "--json",
     ]);
     assert_eq!(found["hits"][0]["doc_id"], core, "{found}");
     assert_eq!(found["mode"], "hybrid", "the model the index names is used");
 
     let lines = json(&[
-        "retrieve", core, "--lines", "5:6", "--index", idx, "--model-dir", model, "--json",
+        "retrieve",
+        core,
+        "--lines",
+        "5:6",
+        "--index",
+        idx,
+        "--model-dir",
+        model,
+        "--json",
     ]);
     assert_eq!(
         lines["text"],
@@ -77,17 +88,32 @@ fn a_format_3_index_is_verified_and_answers() {
     );
 
     let tree = json(&["tree", "--index", idx, "--model-dir", model, "--json"]);
-    assert!(tree["entries"].to_string().contains("science/alpha"), "{tree}");
+    assert!(
+        tree["entries"].to_string().contains("science/alpha"),
+        "{tree}"
+    );
 
     // No trigram file in format 3: grep reads every document, and finds.
     let grep = json(&[
-        "grep", "magnification", "--index", idx, "--model-dir", model, "--json",
+        "grep",
+        "magnification",
+        "--index",
+        idx,
+        "--model-dir",
+        model,
+        "--json",
     ]);
     assert!(grep["matches"].as_u64().is_some_and(|n| n >= 1), "{grep}");
 
     // No definitions.json in format 3: the answer is none, not an error.
     let defs = json(&[
-        "definitions", "fit_model", "--index", idx, "--model-dir", model, "--json",
+        "definitions",
+        "fit_model",
+        "--index",
+        idx,
+        "--model-dir",
+        model,
+        "--json",
     ]);
     assert_eq!(defs["matched"], "none", "{defs}");
 

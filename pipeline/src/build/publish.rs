@@ -89,14 +89,7 @@ impl Target<'_> {
         version: &IndexVersion,
         set: &Assembled,
     ) -> Result<Option<BuildSummary>, BuildError> {
-        let Self {
-            root,
-            keep,
-            started,
-            reporter,
-            ..
-        } = self;
-        let keep = *keep;
+        let (root, keep, started, reporter) = (&self.root, self.keep, self.started, self.reporter);
         let Ok(existing) = root.version_dir(version).read_manifest() else {
             return Ok(None);
         };
@@ -132,14 +125,7 @@ impl Target<'_> {
         version: &IndexVersion,
         embedded: &Embedded,
     ) -> Result<BuildSummary, BuildError> {
-        let Self {
-            root,
-            keep,
-            started,
-            reporter,
-            ..
-        } = self;
-        let keep = *keep;
+        let (root, keep, started, reporter) = (&self.root, self.keep, self.started, self.reporter);
         reporter.stage("writing index", None);
         let definitions: Vec<_> = (0..)
             .zip(&set.definitions)
