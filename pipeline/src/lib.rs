@@ -26,6 +26,7 @@ pub mod part;
 pub mod pdf;
 pub mod report;
 pub mod sync;
+pub mod watch;
 
 pub use build::{BuildError, BuildOptions, BuildSummary, ShardSummary, build, build_shard, merge};
 pub use part::Shard;

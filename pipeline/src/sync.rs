@@ -286,6 +286,50 @@ pub fn sync(
     })
 }
 
+/// What the remote offers for the ref `cfg` indexes (its pinned ref, or
+/// HEAD: the default branch), without fetching anything (`git ls-remote`):
+/// the ref's name and the object it points at. `Ok(None)` when the cache has
+/// never been synced (the remote is then read by the next build, which
+/// also configures its credentials and redirects) or the remote does not
+/// offer the ref.
+pub fn remote_head(cfg: &RepoConfig, cache: &Path) -> Result<Option<(String, String)>, SyncError> {
+    let err = |source| SyncError {
+        repo: cfg.name.clone(),
+        action: "list the remote's refs".to_owned(),
+        source,
+    };
+    let Ok(repo) = Repository::open_bare(cache_path(cache, cfg)) else {
+        return Ok(None);
+    };
+    let wanted: Vec<String> = match &cfg.pin {
+        Some(p) => vec![
+            p.clone(),
+            format!("refs/heads/{p}"),
+            format!("refs/tags/{p}^{{}}"),
+            format!("refs/tags/{p}"),
+        ],
+        None => vec!["HEAD".to_owned()],
+    };
+    // A mirror without refs/ is read through a view of it (see `sync`):
+    // refreshed here, so the view offers what the mirror holds now.
+    if let Some(view) = refless_mirror(cfg, cache) {
+        view.map_err(err)?;
+    }
+    let tries = Cell::new(0);
+    let mut remote = repo.find_remote("origin").map_err(err)?;
+    let mut conn = remote
+        .connect_auth(Direction::Fetch, Some(callbacks(cfg, &tries)), None)
+        .map_err(err)?;
+    let heads = conn.remote().list().map_err(err)?;
+    // An annotated tag's peeled commit (`^{}`) before the tag object itself.
+    Ok(wanted.iter().find_map(|w| {
+        heads
+            .iter()
+            .find(|h| h.name() == w)
+            .map(|h| (w.trim_end_matches("^{}").to_owned(), h.oid().to_string()))
+    }))
+}
+
 /// The commit `cfg` resolves to in the cache as the last successful sync left
 /// it, without touching the remote; `None` when there is no such cache.
 pub fn cached(cfg: &RepoConfig, cache: &Path) -> Option<Synced> {

@@ -49,6 +49,8 @@ pub struct Cli {
 pub enum Command {
     /// Build and publish a new index version from repositories.yml.
     Build(BuildArgs),
+    /// Keep an index fresh: poll each remote's ref and build when one moves.
+    Watch(WatchArgs),
     /// Fine-tune the embedding model on pairs mined from an index's own text (a model folder for `build --model-dir`).
     Adapt(AdaptArgs),
     /// Write one index version as a checked, shippable pack (`cairn-index-<version>.tar.zst` + `.sha256`).
@@ -186,9 +188,9 @@ impl OpenArgs {
     }
 }
 
-/// `cairn build`.
+/// What a build reads and where it publishes: `cairn build` and `cairn watch` alike.
 #[derive(clap::Args)]
-pub struct BuildArgs {
+pub struct BuildInputs {
     /// repositories.yml (nancy-brain layout).
     #[arg(long, default_value = DEFAULT_CONFIG)]
     pub config: PathBuf,
@@ -220,6 +222,14 @@ pub struct BuildArgs {
     /// from: arxiv.org, or a mirror. Citations link to arxiv.org either way.
     #[arg(long, env = "CAIRN_ARXIV_URL", default_value = cairn_pipeline::articles::DEFAULT_ARXIV_URL)]
     pub arxiv_url: String,
+}
+
+/// `cairn build`.
+#[derive(clap::Args)]
+pub struct BuildArgs {
+    /// What to build.
+    #[command(flatten)]
+    pub inputs: BuildInputs,
     /// Build only shard I of N (1-based) into a part folder at --out, for --merge.
     #[arg(long, conflicts_with = "merge")]
     pub shard: Option<String>,
@@ -229,6 +239,21 @@ pub struct BuildArgs {
     /// Print a machine-readable summary on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `cairn watch`.
+#[derive(clap::Args)]
+pub struct WatchArgs {
+    /// What to build on every change (always `--keep-going`: one failing
+    /// repository never stops the others from staying fresh).
+    #[command(flatten)]
+    pub inputs: BuildInputs,
+    /// Seconds between two polls of the remotes.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub every: u64,
+    /// Stop after this many polls (default: run until stopped).
+    #[arg(long, value_name = "N")]
+    pub polls: Option<u64>,
 }
 
 /// `cairn pack`.

@@ -1,14 +1,14 @@
 //! `cairn build`: a whole build, one shard of it, or a merge of shards.
 
-use crate::cli::BuildArgs;
+use crate::cli::{BuildArgs, BuildInputs};
 use crate::commands::{print_json, report_error, status};
 use crate::progress;
 use cairn_pipeline::{BuildError, BuildOptions, Shard};
 use std::process::ExitCode;
 
-/// Builds and publishes, or writes a part.
-pub fn run(a: BuildArgs) -> anyhow::Result<ExitCode> {
-    let opts = BuildOptions {
+/// The library's build options from the flags `build` and `watch` share.
+pub fn options(a: BuildInputs) -> BuildOptions {
+    BuildOptions {
         config: a.config,
         weights: a.weights,
         settings: a.settings,
@@ -21,7 +21,12 @@ pub fn run(a: BuildArgs) -> anyhow::Result<ExitCode> {
         arxiv_url: a.arxiv_url,
         // This binary reads each PDF in a child of its own (`cairn __pdf-text`).
         pdf_helper: std::env::current_exe().ok(),
-    };
+    }
+}
+
+/// Builds and publishes, or writes a part.
+pub fn run(a: BuildArgs) -> anyhow::Result<ExitCode> {
+    let opts = options(a.inputs);
     let reporter = progress::TermReporter::new();
     if let Some(shard) = a.shard {
         let shard = Shard::parse(&shard).map_err(|e| anyhow::anyhow!("--shard: {e}"))?;
@@ -69,7 +74,7 @@ fn vanished(r: &cairn_index::manifest::RepoRecord) -> bool {
 }
 
 /// Reports a failed build: 2 for bad configuration, 1 otherwise.
-fn failed(e: BuildError) -> ExitCode {
+pub fn failed(e: BuildError) -> ExitCode {
     let code = e.exit_code();
     report_error(&e);
     ExitCode::from(code)

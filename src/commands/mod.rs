@@ -17,6 +17,7 @@ mod serve;
 mod token;
 mod unpack;
 mod verify;
+mod watch;
 
 use crate::cli::Command;
 use std::process::ExitCode;
@@ -35,6 +36,7 @@ pub fn command_line() -> clap::Command {
 pub fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Build(a) => build::run(a),
+        Command::Watch(a) => watch::run(a),
         Command::Adapt(a) => adapt::run(a),
         Command::Pack(a) => pack::run(a),
         Command::Unpack(a) => unpack::run(a),

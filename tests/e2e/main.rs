@@ -30,3 +30,4 @@ mod search;
 mod serve_process;
 mod ship;
 mod ui;
+mod watch;

@@ -20,6 +20,7 @@ pub use shard::{ShardSummary, build_shard};
 
 use chunking::{Assembled, chunk_repos};
 use embed::embed_all;
+pub(crate) use publish::now_rfc3339;
 use publish::{Target, model_info};
 use sources::sync_all;
 

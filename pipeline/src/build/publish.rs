@@ -217,7 +217,7 @@ pub(super) fn dir_size(path: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-pub(super) fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()
