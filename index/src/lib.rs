@@ -15,6 +15,7 @@ pub mod analyzer;
 pub mod ann;
 pub mod builder;
 pub mod definitions;
+pub mod freshness;
 pub mod ids;
 pub mod language;
 pub mod layout;

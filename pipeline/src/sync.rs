@@ -330,6 +330,16 @@ pub fn remote_head(cfg: &RepoConfig, cache: &Path) -> Result<Option<(String, Str
     }))
 }
 
+/// How many commits `remote` is ahead of `indexed` in `cfg`'s cache, when
+/// the cache holds both (a later fetch brings the remote's); `None` when it
+/// cannot tell.
+pub fn commits_ahead(cfg: &RepoConfig, cache: &Path, remote: &str, indexed: &str) -> Option<u64> {
+    let repo = Repository::open_bare(cache_path(cache, cfg)).ok()?;
+    let (remote, indexed) = (Oid::from_str(remote).ok()?, Oid::from_str(indexed).ok()?);
+    let (ahead, _) = repo.graph_ahead_behind(remote, indexed).ok()?;
+    u64::try_from(ahead).ok()
+}
+
 /// The commit `cfg` resolves to in the cache as the last successful sync left
 /// it, without touching the remote; `None` when there is no such cache.
 pub fn cached(cfg: &RepoConfig, cache: &Path) -> Option<Synced> {

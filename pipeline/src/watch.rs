@@ -11,14 +11,11 @@
 use crate::build::{BuildError, BuildOptions, BuildSummary, build, now_rfc3339};
 use crate::config::Registry;
 use crate::report::Reporter;
-use crate::sync::remote_head;
-use serde::Serialize;
+use crate::sync::{commits_ahead, remote_head};
+use cairn_index::IndexRoot;
+use cairn_index::freshness::{self, BuildRecord, FRESHNESS_FILE, Freshness, RepoFreshness};
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::{Duration, Instant};
-
-/// The file beside the index root's versions that says how fresh it is.
-pub const FRESHNESS_FILE: &str = "freshness.json";
 
 /// How a watch runs.
 #[derive(Clone, Debug)]
@@ -29,55 +26,6 @@ pub struct WatchOptions {
     pub every: Duration,
     /// Stop after this many polls (`None`: run until killed).
     pub polls: Option<u64>,
-}
-
-/// One repository as the last poll saw it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct RepoFreshness {
-    /// Its name in repositories.yml.
-    pub name: String,
-    /// The ref it indexes, as the remote names it (`HEAD` for the default branch).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tracked_ref: Option<String>,
-    /// The commit the remote's ref points at, when the poll could read it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub remote_head: Option<String>,
-    /// When the remote was last asked (RFC 3339).
-    pub checked_at: String,
-    /// Why the remote could not be read, when it could not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-/// What `freshness.json` holds.
-#[derive(Clone, Debug, Serialize)]
-pub struct Freshness {
-    /// When the last poll ran.
-    pub checked_at: String,
-    /// Each repository as it saw it.
-    pub repos: Vec<RepoFreshness>,
-    /// The last build the watch ran, if it ran one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_build: Option<BuildRecord>,
-}
-
-/// One build a watch ran.
-#[derive(Clone, Debug, Serialize)]
-pub struct BuildRecord {
-    /// When it finished.
-    pub at: String,
-    /// The repositories whose ref moved (all of them on the first build).
-    pub moved: Vec<String>,
-    /// The version it published (or found already published).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub index_version: Option<String>,
-    /// Texts embedded anew.
-    pub embedded: usize,
-    /// Its wall time.
-    pub seconds: f64,
-    /// Why it failed, when it did (the live version kept serving).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
 }
 
 /// Polls until `opts.polls` runs out (or forever), building on every change.
@@ -102,14 +50,13 @@ pub fn watch(opts: &WatchOptions, reporter: &dyn Reporter) -> Result<(), BuildEr
                         tracked_ref: head.as_ref().map(|(r, _)| r.clone()),
                         remote_head: head.map(|(_, oid)| oid),
                         checked_at,
-                        error: None,
+                        ..RepoFreshness::default()
                     },
                     Err(e) => RepoFreshness {
                         name: cfg.name.clone(),
-                        tracked_ref: None,
-                        remote_head: None,
                         checked_at,
                         error: Some(e.to_string()),
+                        ..RepoFreshness::default()
                     },
                 }
             })
@@ -147,12 +94,26 @@ pub fn watch(opts: &WatchOptions, reporter: &dyn Reporter) -> Result<(), BuildEr
             }
             last_build = Some(record);
         }
+        // How far the live version is behind what each remote offers.
+        let indexed = indexed_commits(&opts.build.out);
+        let repos = repos
+            .into_iter()
+            .zip(&registry.repos)
+            .map(|(mut r, cfg)| {
+                r.indexed_commit = indexed.get(&r.name).cloned();
+                r.commits_behind = match (&r.remote_head, &r.indexed_commit) {
+                    (Some(remote), Some(at)) => commits_ahead(cfg, &opts.build.cache, remote, at),
+                    _ => None,
+                };
+                r
+            })
+            .collect();
         let freshness = Freshness {
             checked_at: now_rfc3339(),
             repos,
             last_build: last_build.clone(),
         };
-        if let Err(e) = write_freshness(&opts.build.out, &freshness) {
+        if let Err(e) = freshness::write(&opts.build.out, &freshness) {
             reporter.note(&format!("{FRESHNESS_FILE}: {e}"));
         }
         poll += 1;
@@ -189,11 +150,19 @@ fn record(
     }
 }
 
-/// Writes `freshness.json` whole or not at all: a reader sees the old file
-/// or the new one.
-fn write_freshness(out: &Path, freshness: &Freshness) -> std::io::Result<()> {
-    std::fs::create_dir_all(out)?;
-    let tmp = out.join(format!("{FRESHNESS_FILE}.tmp"));
-    std::fs::write(&tmp, serde_json::to_vec_pretty(freshness)?)?;
-    std::fs::rename(&tmp, out.join(FRESHNESS_FILE))
+/// Each repository's commit in the version CURRENT names.
+fn indexed_commits(out: &std::path::Path) -> BTreeMap<String, String> {
+    let root = IndexRoot::new(out);
+    let manifest = root
+        .current()
+        .ok()
+        .and_then(|v| root.version_dir(&v).read_manifest().ok());
+    manifest
+        .map(|m| {
+            m.repos
+                .into_iter()
+                .filter_map(|r| Some((r.name, r.commit?)))
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -3,6 +3,7 @@
 
 use crate::access;
 use crate::engine::Engine;
+use cairn_index::freshness::Freshness;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
@@ -11,6 +12,8 @@ impl Engine {
     /// What is being served: the repositories the caller may see, with their commits.
     pub fn version(&self, groups: Option<&[String]>) -> VersionResponse {
         let m = &self.snap.manifest;
+        // What `cairn watch` last saw of each remote, beside the versions.
+        let fresh = cairn_index::freshness::read(self.root.path()).unwrap_or_default();
         VersionResponse {
             index_version: m.index_version.to_string(),
             built_at: m.built_at.clone(),
@@ -29,6 +32,7 @@ impl Engine {
                     description: r.description.clone(),
                     stale: r.stale,
                     error: r.error.clone(),
+                    ..freshness(&fresh, &r.name, r.commit.as_deref())
                 })
                 .collect(),
         }
@@ -62,8 +66,23 @@ impl Engine {
     }
 }
 
+/// What `cairn watch`'s last poll saw of repository `name`: when its remote
+/// was asked, the commit it offered, and how far behind it `commit` (the
+/// served one) is, when the watcher measured that commit.
+fn freshness(fresh: &Freshness, name: &str, commit: Option<&str>) -> RepoVersion {
+    let seen = fresh.repos.iter().find(|r| r.name == name);
+    RepoVersion {
+        checked_at: seen.map(|r| r.checked_at.clone()),
+        remote_head: seen.and_then(|r| r.remote_head.clone()),
+        commits_behind: seen
+            .filter(|r| r.indexed_commit.is_some() && r.indexed_commit.as_deref() == commit)
+            .and_then(|r| r.commits_behind),
+        ..RepoVersion::default()
+    }
+}
+
 /// Per repository, in `version()`.
-#[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct RepoVersion {
     /// Name.
     pub name: String,
@@ -82,6 +101,17 @@ pub struct RepoVersion {
     /// Why the last fetch failed, when it did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// When `cairn watch` last asked the remote (RFC 3339); absent when no
+    /// watch keeps this index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checked_at: Option<String>,
+    /// The commit the remote's indexed ref pointed at then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_head: Option<String>,
+    /// How many commits `commit` is behind `remote_head` (0: fresh), when
+    /// the watcher could count them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commits_behind: Option<u64>,
 }
 
 /// What is being served.

@@ -103,6 +103,22 @@ fn a_commit_reaches_the_index_at_the_next_poll() {
         v["hits"][0]["doc_id"], "science/alpha/src/alpha/fresh.py",
         "{v}"
     );
+    // A bot reads how fresh each cited commit is.
+    let version = cairn(&[
+        "version",
+        "--index",
+        &arg(&out),
+        "--model-dir",
+        &arg(&w.model),
+        "--json",
+    ]);
+    let version: serde_json::Value = serde_json::from_str(&stdout(&version)).expect("json");
+    let alpha = &version["repos"][0];
+    assert_eq!(alpha["name"], "alpha", "{version}");
+    assert_eq!(alpha["commit"], pushed.to_string(), "{version}");
+    assert_eq!(alpha["remote_head"], pushed.to_string(), "{version}");
+    assert_eq!(alpha["commits_behind"], 0, "{version}");
+    assert!(alpha["checked_at"].is_string(), "{version}");
 
     // Polls with nothing moved build nothing.
     let checked = f["checked_at"].clone();

@@ -13,6 +13,7 @@ impl Op for Version {
     const META: Meta = Meta {
         title: "Index version",
         tool: Some("version"),
+        cli: Some("version"),
         routes: &[Route {
             method: Method::Get,
             path: "/version",
@@ -20,7 +21,7 @@ impl Op for Version {
             summary: "What index is being served.",
         }],
         tag: "status",
-        description: "The index version being served, when it was built, the embedding model, and each repository's default branch and indexed commit.",
+        description: "The index version being served, when it was built, the embedding model, and each repository's default branch and indexed commit; where `cairn watch` keeps the index fresh, when each remote was last checked, its head, and how many commits the indexed one is behind.",
         answers: "Version, build time, model and each repository's branch and commit",
         ..Meta::READ
     };
