@@ -178,7 +178,8 @@ fn every_operation_is_offered_where_it_should_be() {
             "explain",
             "grep",
             "references",
-            "definitions"
+            "definitions",
+            "version"
         ]
     );
 }
