@@ -15,6 +15,7 @@ use crate::sync::{commits_ahead, remote_head};
 use cairn_index::IndexRoot;
 use cairn_index::freshness::{self, BuildRecord, FRESHNESS_FILE, Freshness, RepoFreshness};
 use std::collections::BTreeMap;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 /// How a watch runs.
@@ -28,10 +29,15 @@ pub struct WatchOptions {
     pub polls: Option<u64>,
 }
 
-/// Polls until `opts.polls` runs out (or forever), building on every change.
+/// Polls until `opts.polls` runs out (or forever), building on every change;
+/// a name sent on `wake` (a push webhook) starts the next poll at once.
 /// Only a repositories.yml that cannot be read ends it: a failing remote or
 /// build is recorded and tried again at the next poll.
-pub fn watch(opts: &WatchOptions, reporter: &dyn Reporter) -> Result<(), BuildError> {
+pub fn watch(
+    opts: &WatchOptions,
+    wake: Option<&Receiver<String>>,
+    reporter: &dyn Reporter,
+) -> Result<(), BuildError> {
     let mut built: BTreeMap<String, Option<String>> = BTreeMap::new();
     let mut last_build = None;
     let mut needs_build = true;
@@ -120,7 +126,17 @@ pub fn watch(opts: &WatchOptions, reporter: &dyn Reporter) -> Result<(), BuildEr
         if opts.polls.is_some_and(|n| poll >= n) {
             return Ok(());
         }
-        std::thread::sleep(opts.every.saturating_sub(started.elapsed()));
+        let rest = opts.every.saturating_sub(started.elapsed());
+        match wake {
+            Some(wake) => match wake.recv_timeout(rest) {
+                // Pushes that arrived during the build: one poll serves them all.
+                Ok(_) => while wake.try_recv().is_ok() {},
+                Err(RecvTimeoutError::Timeout) => {}
+                // No listener any more: wait out the interval as without one.
+                Err(RecvTimeoutError::Disconnected) => std::thread::sleep(rest),
+            },
+            None => std::thread::sleep(rest),
+        }
     }
 }
 

@@ -33,3 +33,4 @@ pub mod ratelimit;
 pub mod server;
 pub mod session;
 pub mod ui;
+pub mod webhook;

@@ -254,6 +254,13 @@ pub struct WatchArgs {
     /// Stop after this many polls (default: run until stopped).
     #[arg(long, value_name = "N")]
     pub polls: Option<u64>,
+    /// Also accept GitHub and GitLab push webhooks on this address (e.g.
+    /// 127.0.0.1:9090): a push for a watched repository polls at once.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// The webhooks' secret, from this file (or `CAIRN_WEBHOOK_SECRET`).
+    #[arg(long, value_name = "FILE")]
+    pub webhook_secret_file: Option<PathBuf>,
 }
 
 /// `cairn pack`.

@@ -130,3 +130,152 @@ fn a_commit_reaches_the_index_at_the_next_poll() {
     assert_eq!(g["last_build"]["at"], f["last_build"]["at"], "{g}");
     assert_eq!(current(), Some(second));
 }
+
+/// A delivery to the watch's webhook listener: its status.
+fn deliver(port: u16, headers: &[(&str, &str)], body: &[u8]) -> u16 {
+    let mut req = crate::serve_process::agent().post(&format!("http://127.0.0.1:{port}/webhook"));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    req.send(body).map(|r| r.status().as_u16()).unwrap_or(0)
+}
+
+/// GitHub's signature of `body` under `secret`.
+fn github_signature(secret: &str, body: &[u8]) -> String {
+    use hmac::Mac;
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).expect("key");
+    mac.update(body);
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+#[test]
+fn a_signed_push_webhook_builds_at_once_and_a_bad_one_never_does() {
+    let w = World::new();
+    let (config, out, cache) = (
+        w.path("config/repositories.yml"),
+        w.path("out"),
+        w.path("cache"),
+    );
+    let arg = |p: &Path| p.to_str().expect("utf8").to_owned();
+    let port = crate::serve_process::free_port();
+    let secret = "s3cret-for-tests";
+    let _watch = Watching(
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
+            // An hour between polls: only a webhook makes a build happen soon.
+            .args(["watch", "--every", "3600", "--config", &arg(&config)])
+            .args(["--out", &arg(&out), "--cache", &arg(&cache)])
+            .args(["--model-dir", &arg(&w.model)])
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .env("CAIRN_WEBHOOK_SECRET", secret)
+            .env("CAIRN_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start cairn watch"),
+    );
+    let current = || std::fs::read_to_string(out.join("CURRENT")).ok();
+    let first = within_a_minute("the first build", current);
+    let ping = br#"{"zen": "Keep it logically awesome."}"#;
+    within_a_minute("the listener", || {
+        let sig = github_signature(secret, ping);
+        let headers = [
+            ("X-GitHub-Event", "ping"),
+            ("X-Hub-Signature-256", sig.as_str()),
+        ];
+        (deliver(port, &headers, ping) == 200).then_some(())
+    });
+
+    // The push, then deliveries that must not build it.
+    let pushed = commit(
+        &w.alpha_repo(),
+        &[(
+            "src/alpha/hooked.py",
+            b"def hooked_helper():\n    return 7\n".to_vec(),
+        )],
+        "add a helper",
+    );
+    let alpha_url = arg(&w.alpha);
+    let push = serde_json::json!({
+        "ref": "refs/heads/main",
+        "after": pushed.to_string(),
+        "repository": {"clone_url": alpha_url, "full_name": "example/alpha"}
+    })
+    .to_string();
+    let push = push.as_bytes();
+    let good = github_signature(secret, push);
+    let wrong = github_signature("another secret", push);
+    let github = |event: &'static str, sig: &str, id: &str| {
+        vec![
+            ("X-GitHub-Event", event.to_owned()),
+            ("X-Hub-Signature-256", sig.to_owned()),
+            ("X-GitHub-Delivery", id.to_owned()),
+            ("Content-Type", "application/json".to_owned()),
+        ]
+    };
+    let send = |h: Vec<(&str, String)>, body: &[u8]| {
+        let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        deliver(port, &h, body)
+    };
+    let unsigned = [("X-GitHub-Event", "push"), ("X-GitHub-Delivery", "d-0")];
+    assert_eq!(deliver(port, &unsigned, push), 401, "unsigned");
+    assert_eq!(
+        send(github("push", &wrong, "d-1"), push),
+        401,
+        "badly signed"
+    );
+    let issues = github_signature(secret, b"{}");
+    assert_eq!(
+        send(github("issues", &issues, "d-2"), b"{}"),
+        400,
+        "another event"
+    );
+    let big = vec![b' '; 2 << 20];
+    let big_sig = github_signature(secret, &big);
+    assert_eq!(
+        send(github("push", &big_sig, "d-3"), &big),
+        413,
+        "oversized"
+    );
+    let gitlab_wrong = [("X-Gitlab-Event", "Push Hook"), ("X-Gitlab-Token", "nope")];
+    assert_eq!(
+        deliver(port, &gitlab_wrong, push),
+        401,
+        "GitLab, wrong token"
+    );
+    let elsewhere =
+        serde_json::json!({"repository": {"clone_url": "https://github.com/x/y"}}).to_string();
+    let elsewhere_sig = github_signature(secret, elsewhere.as_bytes());
+    assert_eq!(
+        send(github("push", &elsewhere_sig, "d-4"), elsewhere.as_bytes()),
+        202,
+        "an unknown repository is acknowledged"
+    );
+    // None of those woke the watch: alpha moved, yet nothing was built.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(current(), Some(first.clone()), "a refused delivery built");
+
+    assert_eq!(
+        send(github("push", &good, "d-5"), push),
+        202,
+        "a valid push"
+    );
+    let second = within_a_minute("the build the push asked for", || {
+        current().filter(|c| *c != first)
+    });
+    assert_eq!(send(github("push", &good, "d-5"), push), 409, "a replay");
+    let o = cairn(&[
+        "search",
+        "hooked_helper",
+        "--index",
+        &arg(&out),
+        "--model-dir",
+        &arg(&w.model),
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert_eq!(
+        v["hits"][0]["doc_id"], "science/alpha/src/alpha/hooked.py",
+        "{v}"
+    );
+    assert_eq!(current(), Some(second));
+}

@@ -1,0 +1,271 @@
+//! Push webhooks for `cairn watch`: GitHub's `push` event, signed with
+//! `X-Hub-Signature-256` (HMAC-SHA256 of the raw body), and GitLab's push
+//! hook, carrying `X-Gitlab-Token`; both secrets compared in constant time
+//! before the body is read as JSON. A valid push for a watched repository
+//! wakes the watch at once (its next poll sees the ref move and builds); a
+//! push for another repository is acknowledged and ignored; everything else
+//! is refused with its status and builds nothing. The listener is its own
+//! small server, separate from `cairn serve`, which stays read-only.
+
+use actix_web::http::StatusCode;
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use std::collections::{HashSet, VecDeque};
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::sync::mpsc::Sender;
+use subtle::ConstantTimeEq;
+
+/// Largest delivery read (GitHub caps its payloads at 25 MB; a push of a
+/// few commits is kilobytes, and nothing here needs more than the names).
+pub const MAX_DELIVERY_BYTES: usize = 1 << 20;
+/// Delivery ids remembered, so a replayed delivery is refused.
+const REMEMBERED: usize = 4096;
+
+/// One watched repository: its name and the addresses a webhook may name it by.
+#[derive(Clone, Debug)]
+pub struct Watched {
+    /// Its name in repositories.yml (what wakes the watch).
+    pub name: String,
+    /// Its fetch URL and web URL.
+    pub urls: Vec<String>,
+}
+
+/// What the listener checks deliveries against.
+pub struct Hooks {
+    secret: Vec<u8>,
+    repos: Vec<(String, Vec<String>)>,
+    seen: Mutex<(VecDeque<String>, HashSet<String>)>,
+    wake: Mutex<Sender<String>>,
+}
+
+impl Hooks {
+    /// Deliveries signed with `secret`, for `repos`, waking the watch through `wake`.
+    pub fn new(secret: Vec<u8>, repos: Vec<Watched>, wake: Sender<String>) -> Self {
+        Self {
+            secret,
+            repos: repos
+                .into_iter()
+                .map(|r| (r.name, r.urls.iter().map(|u| url_key(u)).collect()))
+                .collect(),
+            seen: Mutex::new((VecDeque::new(), HashSet::new())),
+            wake: Mutex::new(wake),
+        }
+    }
+}
+
+/// A URL as a key that its other spellings share: no scheme, credentials,
+/// `.git` or trailing slash, lower case (`git@github.com:a/b.git`,
+/// `https://github.com/a/b` and `https://github.com/A/b.git` are one).
+pub fn url_key(url: &str) -> String {
+    let u = url.trim().to_ascii_lowercase();
+    let u = u.split_once("://").map_or(u.as_str(), |(_, rest)| rest);
+    let u = u.rsplit_once('@').map_or(u, |(_, host)| host);
+    let u = u.trim_end_matches('/').trim_end_matches(".git");
+    // scp-like `host:owner/name`.
+    match u.split_once(':') {
+        Some((host, path))
+            if !path.starts_with(|c: char| c.is_ascii_digit()) && !host.contains('/') =>
+        {
+            format!("{host}/{path}")
+        }
+        _ => u.to_owned(),
+    }
+}
+
+/// A delivery's answer: its status and what it says.
+type Answer = (StatusCode, String);
+
+fn refuse(status: StatusCode, why: impl Into<String>) -> Answer {
+    (status, why.into())
+}
+
+impl Hooks {
+    /// Judges one delivery and, when it is a valid push for a watched
+    /// repository, wakes the watch.
+    pub fn deliver(&self, req: &HttpRequest, body: &[u8]) -> Answer {
+        let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+        let (event, delivery) = if let Some(event) = header("x-github-event") {
+            let Some(signature) = header("x-hub-signature-256") else {
+                return refuse(
+                    StatusCode::UNAUTHORIZED,
+                    "unsigned: X-Hub-Signature-256 is missing",
+                );
+            };
+            if !self.signed(signature, body) {
+                return refuse(
+                    StatusCode::UNAUTHORIZED,
+                    "the signature does not match the secret",
+                );
+            }
+            (event, header("x-github-delivery"))
+        } else if let Some(event) = header("x-gitlab-event") {
+            let token = header("x-gitlab-token").unwrap_or("").as_bytes();
+            if !bool::from(token.ct_eq(&self.secret)) || token.is_empty() {
+                return refuse(
+                    StatusCode::UNAUTHORIZED,
+                    "X-Gitlab-Token does not match the secret",
+                );
+            }
+            (event, header("x-gitlab-event-uuid"))
+        } else {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "not a GitHub or GitLab webhook delivery",
+            );
+        };
+        match event {
+            "ping" => return (StatusCode::OK, "pong".to_owned()),
+            "push" | "Push Hook" | "Tag Push Hook" => {}
+            other => {
+                return refuse(
+                    StatusCode::BAD_REQUEST,
+                    format!("event {other:?} is not handled: send push events only"),
+                );
+            }
+        }
+        if let Some(id) = delivery
+            && !self.first_time(id)
+        {
+            return refuse(
+                StatusCode::CONFLICT,
+                format!("delivery {id} was already received"),
+            );
+        }
+        let Ok(payload) = serde_json::from_slice::<serde_json::Value>(body) else {
+            return refuse(StatusCode::BAD_REQUEST, "the body is not JSON");
+        };
+        let named: Vec<String> = [
+            &payload["repository"]["clone_url"],
+            &payload["repository"]["html_url"],
+            &payload["repository"]["ssh_url"],
+            &payload["repository"]["git_url"],
+            &payload["project"]["git_http_url"],
+            &payload["project"]["git_ssh_url"],
+            &payload["project"]["web_url"],
+        ]
+        .iter()
+        .filter_map(|v| v.as_str())
+        .map(url_key)
+        .collect();
+        let watched: Vec<&String> = self
+            .repos
+            .iter()
+            .filter(|(_, keys)| keys.iter().any(|k| named.contains(k)))
+            .map(|(name, _)| name)
+            .collect();
+        if watched.is_empty() {
+            return (
+                StatusCode::ACCEPTED,
+                "not a watched repository: ignored".to_owned(),
+            );
+        }
+        if let Ok(wake) = self.wake.lock() {
+            for name in &watched {
+                let _ = wake.send((*name).clone());
+            }
+        }
+        tracing::info!(target: "cairn::watch", repos = ?watched, "push delivered");
+        (StatusCode::ACCEPTED, "a build follows".to_owned())
+    }
+
+    /// Whether `signature` (`sha256=<hex>`) is the body's HMAC under the secret.
+    fn signed(&self, signature: &str, body: &[u8]) -> bool {
+        let Some(given) = signature
+            .strip_prefix("sha256=")
+            .and_then(|h| hex::decode(h).ok())
+        else {
+            return false;
+        };
+        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&self.secret) else {
+            return false;
+        };
+        mac.update(body);
+        mac.verify_slice(&given).is_ok()
+    }
+
+    /// Whether delivery `id` is new (and remembers it).
+    fn first_time(&self, id: &str) -> bool {
+        let Ok(mut seen) = self.seen.lock() else {
+            return false;
+        };
+        let (order, set) = &mut *seen;
+        if !set.insert(id.to_owned()) {
+            return false;
+        }
+        order.push_back(id.to_owned());
+        if order.len() > REMEMBERED
+            && let Some(old) = order.pop_front()
+        {
+            set.remove(&old);
+        }
+        true
+    }
+}
+
+async fn hook(req: HttpRequest, body: web::Bytes, hooks: web::Data<Hooks>) -> HttpResponse {
+    let (status, message) = hooks.deliver(&req, &body);
+    if status.is_client_error() {
+        tracing::warn!(target: "cairn::watch", status = status.as_u16(), %message, "webhook refused");
+    }
+    HttpResponse::build(status)
+        .content_type("text/plain; charset=utf-8")
+        .body(message)
+}
+
+/// Serves `POST /` (and `POST /webhook`) on `addr` in a thread of its own;
+/// answers the address it bound.
+pub fn spawn(addr: SocketAddr, hooks: Hooks) -> std::io::Result<SocketAddr> {
+    let hooks = web::Data::new(hooks);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let run = actix_web::rt::System::new().block_on(async move {
+            let server = HttpServer::new(move || {
+                App::new()
+                    .app_data(hooks.clone())
+                    .app_data(web::PayloadConfig::new(MAX_DELIVERY_BYTES))
+                    .route("/", web::post().to(hook))
+                    .route("/webhook", web::post().to(hook))
+            })
+            .workers(1)
+            .bind(addr);
+            match server {
+                Ok(s) => {
+                    let bound = s.addrs().first().copied();
+                    let _ = tx.send(bound.ok_or_else(|| std::io::Error::other("no address bound")));
+                    s.run().await
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    Ok(())
+                }
+            }
+        });
+        if let Err(e) = run {
+            tracing::error!(target: "cairn::watch", error = %e, "the webhook listener stopped");
+        }
+    });
+    rx.recv()
+        .map_err(|_| std::io::Error::other("the webhook listener did not start"))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::url_key;
+
+    #[test]
+    fn one_repository_has_one_key_however_it_is_written() {
+        for u in [
+            "https://github.com/rpoleski/MulensModel",
+            "https://github.com/rpoleski/MulensModel.git",
+            "git@github.com:rpoleski/MulensModel.git",
+            "ssh://git@github.com/rpoleski/MulensModel",
+            "https://token@GitHub.com/rpoleski/mulensmodel/",
+        ] {
+            assert_eq!(url_key(u), "github.com/rpoleski/mulensmodel", "{u}");
+        }
+        assert_eq!(url_key("/srv/mirrors/alpha.git"), "/srv/mirrors/alpha");
+        assert_eq!(url_key("http://127.0.0.1:8080/a/b"), "127.0.0.1:8080/a/b");
+    }
+}
