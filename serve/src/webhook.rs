@@ -229,6 +229,10 @@ pub fn spawn(addr: SocketAddr, hooks: Hooks) -> std::io::Result<SocketAddr> {
                     .route("/webhook", web::post().to(hook))
             })
             .workers(1)
+            // SIGTERM is the watch's to take (it stops the process, between
+            // or in the middle of builds, which publish atomically); actix
+            // would catch it and stop only this listener.
+            .disable_signals()
             .bind(addr);
             match server {
                 Ok(s) => {

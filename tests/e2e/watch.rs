@@ -159,7 +159,7 @@ fn a_signed_push_webhook_builds_at_once_and_a_bad_one_never_does() {
     let arg = |p: &Path| p.to_str().expect("utf8").to_owned();
     let port = crate::serve_process::free_port();
     let secret = "s3cret-for-tests";
-    let _watch = Watching(
+    let mut watch = Watching(
         Command::new(env!("CARGO_BIN_EXE_cairn"))
             // An hour between polls: only a webhook makes a build happen soon.
             .args(["watch", "--every", "3600", "--config", &arg(&config)])
@@ -278,4 +278,15 @@ fn a_signed_push_webhook_builds_at_once_and_a_bad_one_never_does() {
         "{v}"
     );
     assert_eq!(current(), Some(second));
+
+    // SIGTERM stops the watch, listener and all (a service manager's stop).
+    let stopped = Command::new("kill")
+        .arg(watch.0.id().to_string())
+        .status()
+        .expect("kill");
+    assert!(stopped.success());
+    let exited = within_a_minute("the watch to exit on SIGTERM", || {
+        watch.0.try_wait().ok().flatten()
+    });
+    assert!(!exited.success(), "killed by the signal: {exited:?}");
 }
