@@ -140,7 +140,7 @@ pub(super) fn indexed(version: &VersionResponse) -> String {
         let commit = r.commit.as_deref().unwrap_or("");
         let _ = write!(
             out,
-            "<dt><a href=\"/?q=&amp;{key}={tk}\">{name}</a> <span class=\"tag\">{tk}</span></dt><dd>{desc}<span class=\"meta\">{branch} @ <code>{commit}</code>{stale}</span></dd>",
+            "<dt><a href=\"/?q=&amp;{key}={tk}\">{name}</a> <span class=\"tag\">{tk}</span></dt><dd>{desc}<span class=\"meta\">{branch} @ <code>{commit}</code>{stale}{fresh}</span></dd>",
             key = Filters::TOOLKIT,
             tk = attr(&r.toolkit),
             name = esc(&r.name),
@@ -155,10 +155,32 @@ pub(super) fn indexed(version: &VersionResponse) -> String {
                     " · <strong>stale</strong>: the last fetch failed, this is the commit fetched before",
                 false => "",
             },
+            fresh = freshness(r),
         );
     }
     out.push_str("</dl>");
     out
+}
+
+/// How far the indexed commit is behind its remote, where `cairn watch`
+/// measured it: "up to date" or "N commits behind", and when it looked.
+fn freshness(r: &cairn_search::RepoVersion) -> String {
+    let Some(checked) = &r.checked_at else {
+        return String::new();
+    };
+    let behind = match r.commits_behind {
+        Some(0) => "up to date".to_owned(),
+        Some(1) => "1 commit behind".to_owned(),
+        Some(n) => format!("{n} commits behind"),
+        None => "behind unknown".to_owned(),
+    };
+    // RFC 3339 to the minute, as a reader wants it.
+    let when: String = checked
+        .chars()
+        .take(16)
+        .collect::<String>()
+        .replace('T', " ");
+    format!(" · {behind} (checked {} UTC)", esc(&when))
 }
 
 /// The results section of an answer.
@@ -309,4 +331,41 @@ pub(super) fn passages(form: &SearchForm, a: &SearchResponse) -> String {
     }
     out.push_str("</ol>");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::indexed;
+    use cairn_search::{RepoVersion, VersionResponse};
+
+    #[test]
+    fn the_about_list_says_how_far_behind_each_repository_is() {
+        let repo = |name: &str, behind: Option<u64>, checked: bool| RepoVersion {
+            name: name.to_owned(),
+            commit: Some("0123456789abcdef".to_owned()),
+            toolkit: name.to_owned(),
+            checked_at: checked.then(|| "2026-11-28T05:38:29.077850Z".to_owned()),
+            commits_behind: behind,
+            ..RepoVersion::default()
+        };
+        let html = indexed(&VersionResponse {
+            index_version: "v".to_owned(),
+            built_at: String::new(),
+            builder_version: String::new(),
+            model: String::new(),
+            model_weights_sha256: String::new(),
+            repos: vec![
+                repo("fresh", Some(0), true),
+                repo("late", Some(3), true),
+                repo("unwatched", None, false),
+            ],
+        });
+        assert!(
+            html.contains("up to date (checked 2026-11-28 05:38 UTC)"),
+            "{html}"
+        );
+        assert!(html.contains("3 commits behind (checked"), "{html}");
+        let unwatched = &html[html.find("unwatched").expect("listed")..];
+        assert!(!unwatched.contains("checked"), "{html}");
+    }
 }
