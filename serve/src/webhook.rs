@@ -8,7 +8,7 @@
 //! small server, separate from `cairn serve`, which stays read-only.
 
 use actix_web::http::StatusCode;
-use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use actix_web::{App, HttpRequest, HttpResponse, HttpServer, guard, web};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::collections::{HashSet, VecDeque};
@@ -86,6 +86,7 @@ impl Hooks {
     /// repository, wakes the watch.
     pub fn deliver(&self, req: &HttpRequest, body: &[u8]) -> Answer {
         let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+
         let (event, delivery) = if let Some(event) = header("x-github-event") {
             let Some(signature) = header("x-hub-signature-256") else {
                 return refuse(
@@ -204,6 +205,22 @@ impl Hooks {
     }
 }
 
+/// Whether a request's body is compressed: refused before anything reads
+/// it, since decoding is where a kilobyte becomes gigabytes (and GitHub and
+/// GitLab never compress deliveries).
+fn compressed(ctx: &actix_web::guard::GuardContext<'_>) -> bool {
+    ctx.head()
+        .headers()
+        .get(actix_web::http::header::CONTENT_ENCODING)
+        .is_some_and(|e| !e.as_bytes().trim_ascii().eq_ignore_ascii_case(b"identity"))
+}
+
+async fn refuse_compressed() -> HttpResponse {
+    HttpResponse::UnsupportedMediaType()
+        .content_type("text/plain; charset=utf-8")
+        .body("deliveries must not be compressed")
+}
+
 async fn hook(req: HttpRequest, body: web::Bytes, hooks: web::Data<Hooks>) -> HttpResponse {
     let (status, message) = hooks.deliver(&req, &body);
     if status.is_client_error() {
@@ -225,6 +242,18 @@ pub fn spawn(addr: SocketAddr, hooks: Hooks) -> std::io::Result<SocketAddr> {
                 App::new()
                     .app_data(hooks.clone())
                     .app_data(web::PayloadConfig::new(MAX_DELIVERY_BYTES))
+                    .route(
+                        "/",
+                        web::post()
+                            .guard(guard::fn_guard(compressed))
+                            .to(refuse_compressed),
+                    )
+                    .route(
+                        "/webhook",
+                        web::post()
+                            .guard(guard::fn_guard(compressed))
+                            .to(refuse_compressed),
+                    )
                     .route("/", web::post().to(hook))
                     .route("/webhook", web::post().to(hook))
             })

@@ -16,6 +16,24 @@ impl Drop for Watching {
     }
 }
 
+/// Starts `cairn watch` on the world's config, index and cache, with `extra` flags.
+fn start_watch(w: &World, extra: &[&str], env: &[(&str, &str)]) -> Watching {
+    let arg = |rel: &str| w.path(rel).to_str().expect("utf8").to_owned();
+    Watching(
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["watch", "--config", &arg("config/repositories.yml")])
+            .args(["--out", &arg("out"), "--cache", &arg("cache")])
+            .args(["--model-dir", w.model.to_str().expect("utf8")])
+            .args(extra)
+            .envs(env.iter().copied())
+            .env("CAIRN_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start cairn watch"),
+    )
+}
+
 /// What `f` gives once it gives something, within a minute.
 fn within_a_minute<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let until = Instant::now() + Duration::from_secs(60);
@@ -44,23 +62,9 @@ fn alpha_head(f: &serde_json::Value) -> Option<String> {
 #[test]
 fn a_commit_reaches_the_index_at_the_next_poll() {
     let w = World::new();
-    let (config, out, cache) = (
-        w.path("config/repositories.yml"),
-        w.path("out"),
-        w.path("cache"),
-    );
+    let out = w.path("out");
     let arg = |p: &Path| p.to_str().expect("utf8").to_owned();
-    let _watch = Watching(
-        Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .args(["watch", "--every", "1", "--config", &arg(&config)])
-            .args(["--out", &arg(&out), "--cache", &arg(&cache)])
-            .args(["--model-dir", &arg(&w.model)])
-            .env("CAIRN_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start cairn watch"),
-    );
+    let _watch = start_watch(&w, &["--every", "1"], &[]);
     let current = || std::fs::read_to_string(out.join("CURRENT")).ok();
     let first = within_a_minute("the first build", current);
     let head = w.alpha_repo().head().expect("head").target().expect("oid");
@@ -151,27 +155,16 @@ fn github_signature(secret: &str, body: &[u8]) -> String {
 #[test]
 fn a_signed_push_webhook_builds_at_once_and_a_bad_one_never_does() {
     let w = World::new();
-    let (config, out, cache) = (
-        w.path("config/repositories.yml"),
-        w.path("out"),
-        w.path("cache"),
-    );
+    let out = w.path("out");
     let arg = |p: &Path| p.to_str().expect("utf8").to_owned();
     let port = crate::serve_process::free_port();
     let secret = "s3cret-for-tests";
-    let mut watch = Watching(
-        Command::new(env!("CARGO_BIN_EXE_cairn"))
-            // An hour between polls: only a webhook makes a build happen soon.
-            .args(["watch", "--every", "3600", "--config", &arg(&config)])
-            .args(["--out", &arg(&out), "--cache", &arg(&cache)])
-            .args(["--model-dir", &arg(&w.model)])
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .env("CAIRN_WEBHOOK_SECRET", secret)
-            .env("CAIRN_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start cairn watch"),
+    let listen = format!("127.0.0.1:{port}");
+    // An hour between polls: only a webhook makes a build happen soon.
+    let mut watch = start_watch(
+        &w,
+        &["--every", "3600", "--listen", &listen],
+        &[("CAIRN_WEBHOOK_SECRET", secret)],
     );
     let current = || std::fs::read_to_string(out.join("CURRENT")).ok();
     let first = within_a_minute("the first build", current);
@@ -250,6 +243,16 @@ fn a_signed_push_webhook_builds_at_once_and_a_bad_one_never_does() {
         202,
         "an unknown repository is acknowledged"
     );
+    let garbage = b"{not json";
+    let garbage_sig = github_signature(secret, garbage);
+    assert_eq!(
+        send(github("push", &garbage_sig, "d-6"), garbage),
+        400,
+        "malformed"
+    );
+    let mut gzipped = github("push", &good, "d-7");
+    gzipped.push(("Content-Encoding", "gzip".to_owned()));
+    assert_eq!(send(gzipped, push), 415, "compressed");
     // None of those woke the watch: alpha moved, yet nothing was built.
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(current(), Some(first.clone()), "a refused delivery built");
