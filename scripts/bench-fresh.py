@@ -3,7 +3,8 @@
 (issue 46), on the shared corpus, loopback only.
 
     python3 scripts/bench-fresh.py --cairn BIN --corpus ../shared/corpus \
-        --cache CACHE [--pushes 10] [--repo corner.py] [--file src/corner/core.py]
+        --cache CACHE [--pushes 10] [--repo corner.py] [--file src/corner/core.py] \
+        [--replicas 2]
 
 One repository of the corpus is copied to a writable bare remote (the
 others are read from the corpus's mirrors); the index is built once (a warm
@@ -14,6 +15,11 @@ clock stops at the first search on the server whose hits cite that line.
 Prints each push's seconds and the split the watch records (its build's
 seconds, the rest being the webhook, the poll and the server's swap, which
 checks CURRENT every 2 s by default). Target: p50 <= 30 s, every push <= 60 s.
+
+With --replicas N the watch also packs each version (`--pack-to`), a plain
+HTTP server serves the packs, and N more `cairn serve` replicas each run
+`cairn pull --every 1` against its latest.json; the clock then stops when
+every replica too cites the line.
 """
 
 import argparse
@@ -78,6 +84,7 @@ def main():
     ap.add_argument("--pushes", type=int, default=10)
     ap.add_argument("--repo", default="corner.py")
     ap.add_argument("--file", default="src/corner/core.py")
+    ap.add_argument("--replicas", type=int, default=0)
     a = ap.parse_args()
     corpus = os.path.abspath(a.corpus)
     tmp = tempfile.mkdtemp(prefix="bench-fresh-")
@@ -111,9 +118,11 @@ def main():
             [a.cairn, "serve", "--index", index, "--bind", f"127.0.0.1:{port}", "--tokens", tokens],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "serve.log"), "w")))
         secret = secrets.token_hex(16)
+        packs = os.path.join(tmp, "packs")
+        pack_to = ["--pack-to", packs] if a.replicas else []
         procs.append(subprocess.Popen(
             [a.cairn, "watch", "--config", config, "--out", index, "--cache", a.cache,
-             "--every", "3600", "--listen", f"127.0.0.1:{hook_port}"],
+             "--every", "3600", "--listen", f"127.0.0.1:{hook_port}", *pack_to],
             env=dict(os.environ, CAIRN_WEBHOOK_SECRET=secret),
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "watch.log"), "w")))
         base = f"http://127.0.0.1:{port}"
@@ -121,6 +130,29 @@ def main():
         wait("the server", lambda: request(f"{base}/ready")[0] == 200)
         fresh = os.path.join(index, "freshness.json")
         wait("the watch's first poll", lambda: os.path.exists(fresh))
+        bases = [base]
+        if a.replicas:
+            latest = os.path.join(packs, "latest.json")
+            wait("the first pack", lambda: os.path.exists(latest))
+            pack = os.path.join(packs, json.load(open(latest))["pack"])
+            http_port = free_port()
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(http_port),
+                 "--directory", packs], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            for r in range(a.replicas):
+                replica = os.path.join(tmp, f"replica{r}")
+                subprocess.run([a.cairn, "unpack", pack, "--index", replica], check=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                rport = free_port()
+                procs.append(subprocess.Popen(
+                    [a.cairn, "serve", "--index", replica, "--bind", f"127.0.0.1:{rport}",
+                     "--tokens", tokens], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                procs.append(subprocess.Popen(
+                    [a.cairn, "pull", f"http://127.0.0.1:{http_port}/latest.json", "--allow-http",
+                     "--every", "1", "--index", replica],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                bases.append(f"http://127.0.0.1:{rport}")
+                wait(f"replica {r}", lambda b=bases[-1]: request(f"{b}/ready")[0] == 200)
         path = os.path.join(work, a.file)
         doc_suffix = f"/{a.repo}/{a.file}"
         times, builds = [], []
@@ -143,20 +175,27 @@ def main():
             if status != 202:
                 sys.exit(f"webhook answered {status}")
 
-            def cited():
-                s, b = request(f"{base}/search?query={word}&limit=5&mode=bm25", auth)
+            def cited(b):
+                s, body = request(f"{b}/search?query={word}&limit=5&mode=bm25", auth)
                 if s != 200:
                     return None
-                hits = json.loads(b)["hits"]
+                hits = json.loads(body)["hits"]
                 return any(h["doc_id"].endswith(doc_suffix) and h["start_line"] <= line <= h["end_line"]
                            for h in hits)
-            wait(f"push {i} to be cited", cited, limit=120)
+            served = set()
+            wait(f"push {i} to be cited", lambda: served.update(b for b in bases if b not in served and cited(b))
+                 or len(served) == len(bases), limit=120)
             seconds = time.time() - t0
             times.append(seconds)
             last = json.load(open(fresh)).get("last_build") or {}
             builds.append(last.get("seconds", 0.0))
-            print(f"push {i + 1}: cited after {seconds:.1f} s (the watch's poll and build: "
-                  f"{last.get('seconds', 0.0):.1f} s, embedded {last.get('embedded', 0)})")
+            st = last.get("stages", {})
+            built = last.get("seconds", 0.0)
+            split = ", ".join(f"{k} {st.get(k, 0.0):.1f}" for k in ("sync", "chunk", "embed", "publish"))
+            print(f"push {i + 1}: cited after {seconds:.1f} s on {len(bases)} server(s): "
+                  f"the watch's poll and build {built:.1f} s ({split}; model {st.get('model', 0.0):.1f}, "
+                  f"detect and the rest {built - sum(st.values()):.1f}), embedded {last.get('embedded', 0)}; "
+                  f"webhook, pack, pull and swap {seconds - built:.1f} s")
         print(f"push to citation: p50 {statistics.median(times):.1f} s, max {max(times):.1f} s "
               f"over {len(times)} pushes; the watch's poll and build p50 {statistics.median(builds):.1f} s")
     finally:

@@ -45,6 +45,16 @@ pub struct RepoFreshness {
     /// Why the remote could not be read, when it could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Consecutive failures of its remote or its sync (0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failures: u32,
+    /// When a failing remote or sync is tried next (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_at: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One build a watch ran.
@@ -59,11 +69,30 @@ pub struct BuildRecord {
     pub index_version: Option<String>,
     /// Texts embedded anew.
     pub embedded: usize,
-    /// Its wall time.
+    /// Its wall time, from the poll that started it.
     pub seconds: f64,
+    /// Where the build's time went.
+    #[serde(default)]
+    pub stages: StageSeconds,
     /// Why it failed, when it did (the live version kept serving).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+/// Seconds one build spent in each stage (the rest of its wall time is
+/// reading the config and the lock).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageSeconds {
+    /// Loading the embedding model.
+    pub model: f64,
+    /// Fetching each repository and reading its tree at the resolved commit.
+    pub sync: f64,
+    /// Chunking the documents.
+    pub chunk: f64,
+    /// Embedding what the cache lacks.
+    pub embed: f64,
+    /// Writing, sealing and publishing the version (or finding it unchanged).
+    pub publish: f64,
 }
 
 /// The root's `freshness.json`, when there is one and it reads.

@@ -50,8 +50,24 @@ impl Engine {
                 *by_doctype.entry(d.doctype.to_string()).or_insert(0) += 1;
             }
         }
+        let fresh = cairn_index::freshness::read(self.root.path()).unwrap_or_default();
+        let commits_behind: BTreeMap<String, u64> = self
+            .snap
+            .manifest
+            .repos
+            .iter()
+            .filter(|r| access::visible_groups(&r.groups, groups))
+            .filter_map(|r| {
+                let behind = freshness(&fresh, &r.name, r.commit.as_deref()).commits_behind?;
+                (behind > 0).then(|| (r.name.clone(), behind))
+            })
+            .collect();
         HealthResponse {
             loaded: true,
+            built_at: self.snap.manifest.built_at.clone(),
+            checked_at: (!fresh.checked_at.is_empty()).then_some(fresh.checked_at),
+            repos_behind: commits_behind.len(),
+            commits_behind,
             index_version: self.snap.version.to_string(),
             vector_search: self.embedder.is_some(),
             docs_by_repo: by_repo,
@@ -146,4 +162,15 @@ pub struct HealthResponse {
     pub docs_by_doctype: std::collections::BTreeMap<String, usize>,
     /// Chunks.
     pub chunks: usize,
+    /// When the version was built (RFC 3339).
+    pub built_at: String,
+    /// When `cairn watch` last asked the remotes (RFC 3339); absent when no
+    /// watch keeps this index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checked_at: Option<String>,
+    /// How many of the repositories the caller sees are behind their remote.
+    pub repos_behind: usize,
+    /// Commits each of them is behind, where the watcher counted (named for
+    /// a caller with credentials only, as `docs_by_repo`).
+    pub commits_behind: std::collections::BTreeMap<String, u64>,
 }

@@ -75,10 +75,18 @@ fn authenticator(config: &ServeConfig) -> Result<Authenticator, ServeError> {
     }
 }
 
-/// The index root to serve, after unpacking a pack into it.
+/// The index root to serve, after unpacking a pack into it (or adopting
+/// the packs dropped into it, as a replica's first `cairn pull` leaves one).
 fn index_root(config: &ServeConfig) -> Result<PathBuf, ServeError> {
     match &config.source {
-        IndexSource::Root(root) => Ok(root.clone()),
+        IndexSource::Root(root) => {
+            let dropped =
+                cairn_index::pack::adopt_dropped_packs(&IndexRoot::new(root), config.keep);
+            for (pack, outcome) in dropped {
+                tracing::info!(pack = %pack.display(), outcome = ?outcome, "a dropped pack, tried at startup");
+            }
+            Ok(root.clone())
+        }
         IndexSource::Pack {
             pack,
             into,

@@ -119,6 +119,11 @@ pub struct PullArgs {
     /// Refuse a pack larger than this many bytes (and never fill the disk).
     #[arg(long, default_value_t = 16 << 30)]
     pub max_bytes: u64,
+    /// Keep pulling: read the source again every this many seconds and
+    /// drop each new version it names (a replica's sidecar); a failed try
+    /// is reported and tried again at the next.
+    #[arg(long, value_name = "SECONDS")]
+    pub every: Option<u64>,
 }
 
 /// `cairn doctor`.
@@ -261,6 +266,10 @@ pub struct WatchArgs {
     /// The webhooks' secret, from this file (or `CAIRN_WEBHOOK_SECRET`).
     #[arg(long, value_name = "FILE")]
     pub webhook_secret_file: Option<PathBuf>,
+    /// Also pack each new version into this folder with a `latest.json`
+    /// naming it, for replicas to `cairn pull` (the `--keep` newest packs stay).
+    #[arg(long, value_name = "DIR")]
+    pub pack_to: Option<PathBuf>,
 }
 
 /// `cairn pack`.

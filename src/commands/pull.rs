@@ -7,20 +7,11 @@ use crate::cli::PullArgs;
 use anyhow::{Context, bail};
 use cairn_index::layout::IndexRoot;
 use cairn_index::{IndexVersion, pack};
-use serde::Deserialize;
 use std::process::ExitCode;
 
 /// Where the nightly job publishes `latest.json` (a release it overwrites each night).
 pub const DEFAULT_LATEST: &str =
     "https://github.com/cairn-search/cairn/releases/download/index-latest/latest.json";
-
-/// What `latest.json` says: the newest pack, relative to the file's own URL.
-#[derive(Deserialize)]
-struct Latest {
-    index_version: String,
-    pack: String,
-    sha256: String,
-}
 
 /// Downloads the pack to a scratch file, has the GitHub CLI verify its
 /// build provenance attestation from `repo`, and only then drops it: a
@@ -71,7 +62,7 @@ fn attested_drop(
         .with_context(|| format!("{pack_url} was not dropped"))
 }
 
-/// Runs the pull.
+/// Runs the pull, once or (`--every`) until stopped.
 pub fn run(a: PullArgs) -> anyhow::Result<ExitCode> {
     use std::time::Duration;
     let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -93,10 +84,34 @@ pub fn run(a: PullArgs) -> anyhow::Result<ExitCode> {
             "{source}: only https:// sources are pulled (the pack and its checksum come from the same server); pass --allow-http to take plain http anyway"
         );
     }
+    let Some(every) = a.every else {
+        pull_once(&agent, &a, &source, None)?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    // The version last dropped: a source that keeps naming it (or names one
+    // the server refused) is not downloaded again every interval.
+    let mut last = None;
+    loop {
+        match pull_once(&agent, &a, &source, last.as_ref()) {
+            Ok(v) => last = Some(v),
+            Err(e) => eprintln!("cairn pull: {e:#} (trying again in {every} s)"),
+        }
+        std::thread::sleep(Duration::from_secs(every.max(1)));
+    }
+}
+
+/// Drops the version `source` names unless the root already holds it (or it
+/// is `skip`, the one dropped last time); returns that version.
+fn pull_once(
+    agent: &ureq::Agent,
+    a: &PullArgs,
+    source: &str,
+    skip: Option<&IndexVersion>,
+) -> anyhow::Result<IndexVersion> {
     let (version, pack_url, sha256) = if source.ends_with(".json") {
-        let latest: Latest = serde_json::from_str(
+        let latest: pack::Latest = serde_json::from_str(
             &agent
-                .get(&source)
+                .get(source)
                 .call()
                 .and_then(|mut r| r.body_mut().with_config().limit(1 << 20).read_to_string())
                 .with_context(|| format!("downloading {source}"))?,
@@ -128,7 +143,7 @@ pub fn run(a: PullArgs) -> anyhow::Result<ExitCode> {
                 format!("downloading {source}.sha256 (a pack is only taken with its checksum)")
             })?;
         let sha = sums.split_whitespace().next().unwrap_or("").to_owned();
-        (version, source.clone(), sha)
+        (version, source.to_owned(), sha)
     } else {
         bail!(
             "{source}: give `latest`, a latest.json URL or a pack URL (…/cairn-index-<version>.tar.zst)"
@@ -137,12 +152,15 @@ pub fn run(a: PullArgs) -> anyhow::Result<ExitCode> {
     let version = IndexVersion::parse(&version)
         .map_err(|e| anyhow::anyhow!("index version {version:?}: {e}"))?;
     let root = IndexRoot::new(&a.index);
+    if skip == Some(&version) {
+        return Ok(version);
+    }
     if root.version_dir(&version).path().is_dir() {
         println!(
             "{} already holds index {version}: nothing to pull",
             a.index.display()
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(version);
     }
     let response = agent
         .get(&pack_url)
@@ -179,5 +197,5 @@ pub fn run(a: PullArgs) -> anyhow::Result<ExitCode> {
         dropped.display(),
         a.index.display()
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(version)
 }

@@ -19,6 +19,7 @@ pub fn run(a: WatchArgs) -> anyhow::Result<ExitCode> {
         build,
         every: Duration::from_secs(a.every.max(1)),
         polls: a.polls,
+        pack_to: a.pack_to,
     };
     let (wake, woken) = std::sync::mpsc::channel();
     if let Some(addr) = a.listen {

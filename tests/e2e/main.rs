@@ -28,6 +28,7 @@ mod readme;
 mod real_model;
 mod refs;
 mod remote;
+mod replicas;
 mod search;
 mod serve_process;
 mod ship;

@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The watch process, killed when the test ends however it ends.
-struct Watching(Child);
+pub struct Watching(pub Child);
 
 impl Drop for Watching {
     fn drop(&mut self) {
@@ -17,7 +17,7 @@ impl Drop for Watching {
 }
 
 /// Starts `cairn watch` on the world's config, index and cache, with `extra` flags.
-fn start_watch(w: &World, extra: &[&str], env: &[(&str, &str)]) -> Watching {
+pub fn start_watch(w: &World, extra: &[&str], env: &[(&str, &str)]) -> Watching {
     let arg = |rel: &str| w.path(rel).to_str().expect("utf8").to_owned();
     Watching(
         Command::new(env!("CARGO_BIN_EXE_cairn"))
@@ -35,7 +35,7 @@ fn start_watch(w: &World, extra: &[&str], env: &[(&str, &str)]) -> Watching {
 }
 
 /// What `f` gives once it gives something, within a minute.
-fn within_a_minute<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+pub fn within_a_minute<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     let until = Instant::now() + Duration::from_secs(60);
     loop {
         if let Some(v) = f() {
@@ -133,6 +133,77 @@ fn a_commit_reaches_the_index_at_the_next_poll() {
     let g = freshness(&out).expect("freshness");
     assert_eq!(g["last_build"]["at"], f["last_build"]["at"], "{g}");
     assert_eq!(current(), Some(second));
+}
+
+fn repo<'a>(f: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    f["repos"]
+        .as_array()
+        .and_then(|rs| rs.iter().find(|r| r["name"] == name))
+        .unwrap_or(&serde_json::Value::Null)
+}
+
+#[test]
+fn a_failing_remote_backs_off_while_the_others_stay_fresh() {
+    let w = World::new();
+    let out = w.path("out");
+    let _watch = start_watch(&w, &["--every", "1"], &[]);
+    let current = || std::fs::read_to_string(out.join("CURRENT")).ok();
+    let first = within_a_minute("the first build", current);
+    let head = w.alpha_repo().head().expect("head").target().expect("oid");
+    within_a_minute("a poll that reads alpha's head", || {
+        freshness(&out).filter(|f| alpha_head(f) == Some(head.to_string()))
+    });
+
+    // alpha's remote goes away (an empty folder in its place, so the
+    // config still reads); beta moves on.
+    let moved = w.path("repos/alpha.away");
+    std::fs::rename(&w.alpha, &moved).expect("move alpha away");
+    std::fs::create_dir(&w.alpha).expect("an empty folder");
+    let beta = git2::Repository::open(&w.beta).expect("beta");
+    let pushed = commit(&beta, &[("NEWS.md", b"# News\n".to_vec())], "news");
+    let second = within_a_minute("beta's build while alpha fails", || {
+        current().filter(|c| *c != first)
+    });
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(
+            out.join("versions")
+                .join(second.trim())
+                .join("manifest.json"),
+        )
+        .expect("manifest"),
+    )
+    .expect("json");
+    let beta_commit = manifest["repos"]
+        .as_array()
+        .and_then(|rs| rs.iter().find(|r| r["name"] == "beta"))
+        .map(|r| r["commit"].clone());
+    assert_eq!(beta_commit, Some(serde_json::json!(pushed.to_string())));
+
+    // Polls run every second, but alpha is asked after 1 s, 2 s, 4 s, …
+    let f = within_a_minute("alpha's second failure", || {
+        freshness(&out).filter(|f| repo(f, "alpha")["failures"].as_u64() >= Some(2))
+    });
+    assert!(repo(&f, "alpha")["error"].is_string(), "{f}");
+    assert!(repo(&f, "alpha")["retry_at"].is_string(), "{f}");
+    assert!(repo(&f, "beta")["error"].is_null(), "{f}");
+    std::thread::sleep(Duration::from_millis(2500));
+    let g = freshness(&out).expect("freshness");
+    let failures = repo(&g, "alpha")["failures"].as_u64().unwrap_or(0);
+    assert!(
+        failures <= 3,
+        "backed off: {failures} failures in ~4 polls: {g}"
+    );
+    assert_ne!(g["checked_at"], f["checked_at"], "polls went on: {g}");
+
+    // Back again: alpha is read again after its backoff, and clean.
+    std::fs::remove_dir(&w.alpha).expect("the empty folder");
+    std::fs::rename(&moved, &w.alpha).expect("move alpha back");
+    within_a_minute("alpha to answer again", || {
+        freshness(&out).filter(|f| {
+            let a = repo(f, "alpha");
+            a["error"].is_null() && a["failures"].is_null() && a["remote_head"] == head.to_string()
+        })
+    });
 }
 
 /// A delivery to the watch's webhook listener: its status.

@@ -94,13 +94,6 @@ pub fn adopt_dropped_packs(root: &IndexRoot, keep: usize) -> Vec<(PathBuf, Dropp
     outcomes
 }
 
-/// Whether `path` is named like a pack (`cairn-index-*.tar.zst`), whatever version it names.
-fn is_pack_name(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with(PACK_PREFIX) && n.ends_with(PACK_SUFFIX))
-}
-
 /// Moves a pack and its checksum into `packs/<folder>/`; returns where the pack is now.
 fn set_aside(root: &IndexRoot, pack: &Path, folder: &str) -> io::Result<PathBuf> {
     let dir = root.path().join(PACKS_DIR).join(folder);

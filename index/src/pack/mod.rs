@@ -8,9 +8,11 @@
 //! becomes visible, and the version serving before keeps serving.
 
 mod dropped;
+mod latest;
 mod unpack;
 
 pub use dropped::*;
+pub use latest::*;
 pub use unpack::*;
 
 use crate::layout::{LayoutError, VersionDir};
@@ -103,6 +105,13 @@ pub fn version_from_name(path: &Path) -> Option<IndexVersion> {
     let name = path.file_name()?.to_str()?;
     let v = name.strip_prefix(PACK_PREFIX)?.strip_suffix(PACK_SUFFIX)?;
     IndexVersion::parse(v).ok()
+}
+
+/// Whether `path` is named like a pack (`cairn-index-*.tar.zst`), whatever version it names.
+fn is_pack_name(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(PACK_PREFIX) && n.ends_with(PACK_SUFFIX))
 }
 
 fn checksum_path(pack: &Path) -> PathBuf {

@@ -31,6 +31,7 @@ use crate::part::PartError;
 use crate::report::Reporter;
 use crate::sync::SyncError;
 use cairn_embed::{BertEmbedder, DevicePref, EmbedError, ModelSpec};
+use cairn_index::freshness::StageSeconds;
 use cairn_index::manifest::RepoRecord;
 use cairn_index::{IndexVersion, LayoutError, WriteError};
 use serde::Serialize;
@@ -166,6 +167,8 @@ pub struct BuildSummary {
     pub peak_rss_bytes: Option<u64>,
     /// Bytes of the published version folder.
     pub index_bytes: u64,
+    /// Where the time went, stage by stage.
+    pub stages: StageSeconds,
 }
 
 /// Config, weights and settings of a build, read and validated.
@@ -220,22 +223,34 @@ fn load_model(opts: &BuildOptions, settings: &BuildSettings) -> Result<BertEmbed
 /// Runs a whole build and publishes the result.
 pub fn build(opts: &BuildOptions, reporter: &dyn Reporter) -> Result<BuildSummary, BuildError> {
     let started = Instant::now();
+    let mut stages = StageSeconds::default();
+    let mut lap = Instant::now();
+    let mut clock = |stage: &mut f64| {
+        *stage = lap.elapsed().as_secs_f64();
+        lap = Instant::now();
+    };
     let plan = plan(opts)?;
     let embedder = load_model(opts, &plan.settings)?;
+    clock(&mut stages.model);
     let target = Target::open(opts, started, reporter)?;
     let configs: Vec<&RepoConfig> = plan.registry.repos.iter().collect();
     let repos = sync_all(&configs, opts, &plan.settings, reporter)?;
+    clock(&mut stages.sync);
     let drafts = chunk_repos(&repos, &plan.settings, &embedder, reporter)?;
+    clock(&mut stages.chunk);
     let set = Assembled::new(repos, drafts, model_info(&embedder));
     let version = set.version(&plan);
     if let Some(done) = target.unchanged(&version, &set)? {
-        return Ok(done);
+        clock(&mut stages.publish);
+        return Ok(BuildSummary { stages, ..done });
     }
     let mode = plan.settings.subchunk_vectors;
     let embedded = embed_all(&set, &embedder, mode, &opts.cache, reporter)?;
+    clock(&mut stages.embed);
     let summary = target.publish(&plan, &set, &version, &embedded)?;
     embedded.save_cache(reporter);
-    Ok(summary)
+    clock(&mut stages.publish);
+    Ok(BuildSummary { stages, ..summary })
 }
 
 /// This process's peak resident memory, from the kernel (`VmHWM`).

@@ -8,6 +8,7 @@ use super::embed::Embedded;
 use super::{BuildError, BuildOptions, BuildSummary, Plan};
 use crate::report::Reporter;
 use cairn_embed::Embedder;
+use cairn_index::freshness::StageSeconds;
 use cairn_index::manifest::{Counts, ModelInfo};
 use cairn_index::{FORMAT_VERSION, IndexRoot, IndexVersion, Manifest, VersionBuilder};
 use std::collections::BTreeMap;
@@ -114,6 +115,7 @@ impl Target<'_> {
             wall_seconds: started.elapsed().as_secs_f64(),
             peak_rss_bytes: super::peak_rss_bytes(),
             index_bytes: dir_size(root.version_dir(version).path()),
+            stages: StageSeconds::default(),
         }))
     }
 
@@ -195,6 +197,7 @@ impl Target<'_> {
             wall_seconds: started.elapsed().as_secs_f64(),
             peak_rss_bytes: super::peak_rss_bytes(),
             index_bytes: dir_size(sealed.path()),
+            stages: StageSeconds::default(),
         })
     }
 }

@@ -20,7 +20,7 @@ impl Op for Health {
             summary: "Liveness and counts.",
         }],
         tag: "status",
-        description: "Liveness: 200 while the server runs, with document counts by doctype (and by repository for a caller with credentials).",
+        description: "Liveness: 200 while the server runs, with document counts by doctype, when the version was built and how many repositories are behind their remotes (by repository, and how far, for a caller with credentials).",
         answers: "The server is up; counts of what the caller can see",
         who: Who::Public,
         ..Meta::READ
@@ -31,6 +31,7 @@ impl Op for Health {
         // Probes need no names: without credentials, counts only.
         if call.anonymous {
             health.docs_by_repo.clear();
+            health.commits_behind.clear();
         }
         Ok(health)
     }
