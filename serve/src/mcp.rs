@@ -15,11 +15,13 @@ use crate::ops::{Anonymous, Call, Input, OPERATIONS, Who};
 use crate::pool::CpuPool;
 use crate::problem::ApiError;
 use cairn_search::{Code, MAX_SPAN_LINES, SpanRequest, TextFormat};
+#[allow(deprecated)] // `SetLevelRequestParams`: see `set_level`.
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -225,11 +227,13 @@ fn parse_doc_uri(uri: &str) -> Option<SpanRequest> {
 }
 
 impl ServerHandler for CairnMcp {
+    #[allow(deprecated)] // `logging`: see `set_level`.
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
@@ -240,6 +244,20 @@ impl ServerHandler for CairnMcp {
              ids to fetch one by one.) Cite each passage by its permalink (exact lines of a pinned commit). \
              When insufficient_evidence is true, say you do not know.",
         )
+    }
+
+    /// Accepted, as a server declaring `logging` must; cairn sends no log
+    /// messages of its own (its log is the operator's, see `CAIRN_LOG`).
+    /// (SEP-2577 deprecates MCP logging; clients and the conformance suite
+    /// of the protocol versions cairn speaks still call it.)
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        tracing::debug!(level = ?request.level, "mcp logging/setLevel");
+        Ok(())
     }
 
     async fn list_tools(

@@ -8,6 +8,7 @@ mod build;
 mod cli;
 mod compat;
 mod config_errors;
+mod conformance;
 mod explain;
 mod fixtures;
 mod fuzz;

@@ -150,6 +150,9 @@ pub struct SearchResponse {
     pub notice: Option<String>,
     /// The version answering.
     pub index_version: String,
+    /// When that version was built (RFC 3339): how old a citation's commit
+    /// can be (`/version` says how far each repository is behind).
+    pub built_at: String,
 }
 
 impl fmt::Display for SearchResponse {

@@ -135,6 +135,7 @@ impl Engine {
             insufficient_evidence,
             notice,
             index_version: self.snap.version.to_string(),
+            built_at: self.snap.manifest.built_at.clone(),
         };
         Ok((resp, lists))
     }

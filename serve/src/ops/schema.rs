@@ -16,9 +16,53 @@ use utoipa::openapi::{RefOr, Required, Schema};
 /// returns the name of its own.
 pub type Schemas = fn(&mut Vec<(String, RefOr<Schema>)>) -> String;
 
-/// The JSON schema of `T` as MCP tools take it (draft 2020-12, cached per type).
+/// The JSON schema of `T` as MCP tools take it (draft 2020-12, numeric
+/// formats spelled out, cached per type).
 pub fn input<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    rmcp::handler::server::common::schema_for_type::<T>()
+    use std::any::TypeId;
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    static CACHE: LazyLock<Mutex<HashMap<TypeId, Arc<JsonObject>>>> =
+        LazyLock::new(Default::default);
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    let schema = cache.entry(TypeId::of::<T>()).or_insert_with(|| {
+        let mut schema = (*rmcp::handler::server::common::schema_for_type::<T>()).clone();
+        portable_formats(&mut schema);
+        Arc::new(schema)
+    });
+    Arc::clone(schema)
+}
+
+/// Replaces the numeric formats schemars writes for Rust's integer and
+/// float types (`uint32`, `int64`, `double`, …), which no JSON Schema
+/// vocabulary defines and validators warn about, with what they mean:
+/// unsigned ones become `minimum: 0`, the others just go.
+fn portable_formats(schema: &mut JsonObject) {
+    const RUST_FORMATS: &[&str] = &[
+        "int", "int8", "int16", "int32", "int64", "int128", "uint", "uint8", "uint16", "uint32",
+        "uint64", "uint128", "float", "double",
+    ];
+    let numeric = schema
+        .get("format")
+        .and_then(Value::as_str)
+        .filter(|f| RUST_FORMATS.contains(f))
+        .map(|f| f.starts_with('u'));
+    if let Some(unsigned) = numeric {
+        schema.remove("format");
+        if unsigned && !schema.contains_key("minimum") {
+            schema.insert("minimum".to_owned(), 0.into());
+        }
+    }
+    for v in schema.values_mut() {
+        match v {
+            Value::Object(m) => portable_formats(m),
+            Value::Array(items) => items
+                .iter_mut()
+                .filter_map(Value::as_object_mut)
+                .for_each(portable_formats),
+            _ => {}
+        }
+    }
 }
 
 /// `T`'s OpenAPI schemas, from its JSON schema: OpenAPI 3.1 schemas are
@@ -52,6 +96,7 @@ pub fn output_json<T: JsonSchema>() -> Arc<JsonObject> {
     match schema.to_value() {
         serde_json::Value::Object(mut m) => {
             m.remove("$schema");
+            portable_formats(&mut m);
             Arc::new(m)
         }
         _ => Arc::new(JsonObject::new()),
@@ -223,5 +268,23 @@ mod tests {
         let e =
             refuse_unknown::<SearchArgs>(&["query".into(), "colour".into()]).expect_err("unknown");
         assert_eq!(e.field.as_deref(), Some("colour"));
+    }
+
+    #[test]
+    fn tool_schemas_carry_no_rust_formats() {
+        for op in crate::ops::OPERATIONS.iter() {
+            for schema in [(op.input)(), (op.output_json)()] {
+                let text = serde_json::to_string(&*schema).expect("json");
+                for f in ["uint", "int8", "int16", "int32", "int64", "double", "float"] {
+                    assert!(
+                        !text.contains(&format!("\"format\":\"{f}")),
+                        "{}: {text}",
+                        op.meta.title
+                    );
+                }
+            }
+        }
+        let limit = &input::<SearchArgs>()["properties"]["limit"];
+        assert_eq!(limit["minimum"], 0, "{limit}");
     }
 }
