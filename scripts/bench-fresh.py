@@ -199,7 +199,7 @@ def main():
             print(f"push {i + 1}: cited after {seconds:.1f} s on {len(bases)} server(s): "
                   f"the watch's poll and build {built:.1f} s ({split}; model {st.get('model', 0.0):.1f}, "
                   f"detect and the rest {built - sum(st.values()):.1f}), embedded {last.get('embedded', 0)}; "
-                  f"webhook, pack, pull and swap {seconds - built:.1f} s")
+                  f"{'the wait for the poll' if a.poll else 'webhook'}, pack, pull and swap {seconds - built:.1f} s")
         print(f"push to citation: p50 {statistics.median(times):.1f} s, max {max(times):.1f} s "
               f"over {len(times)} pushes; the watch's poll and build p50 {statistics.median(builds):.1f} s")
     finally:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs a built cairn for a release: the binary, its shell completions, its
-# man page and the README, as cairn-<target>.tar.gz with a sha256sum-style
+# man page, the README, the docs and the agent skill, as cairn-<target>.tar.gz with a sha256sum-style
 # .sha256 beside it (stable names, so `releases/latest/download/…` works).
 #   scripts/package.sh BINARY TARGET OUT_DIR
 set -euo pipefail
@@ -19,6 +19,8 @@ done
 "$bin" man > "$stage/$name/man/cairn.1"
 cp README.md "$stage/$name/"
 mkdir -p "$stage/$name/docs" && cp docs/*.md "$stage/$name/docs/"
+# The agent skill, as `cairn skill` prints it.
+mkdir -p "$stage/$name/skills/cairn" && cp skills/cairn/SKILL.md "$stage/$name/skills/cairn/"
 tar -C "$stage" -czf "$out/$name.tar.gz" "$name"
 (cd "$out" && sha256sum "$name.tar.gz" > "$name.tar.gz.sha256")
 echo "$out/$name.tar.gz"

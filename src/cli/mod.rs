@@ -77,6 +77,8 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff) for `cairn`.
     Man,
+    /// Print the agent skill (SKILL.md) that tells a coding agent when and how to use cairn: `cairn skill > ~/.claude/skills/cairn/SKILL.md`.
+    Skill,
     /// Read one PDF from stdin and print its pages' text as JSON: the build
     /// runs this in a child process for each PDF (not for direct use).
     #[command(name = "__pdf-text", hide = true)]

@@ -32,6 +32,9 @@ pub fn command_line() -> clap::Command {
     })
 }
 
+/// The agent skill, `skills/cairn/SKILL.md`, as `cairn skill` prints it.
+pub const SKILL: &str = include_str!("../../skills/cairn/SKILL.md");
+
 /// Runs one subcommand.
 pub fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
@@ -50,6 +53,10 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Doctor(a) => doctor::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
+        Command::Skill => {
+            print!("{}", SKILL);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::PdfText(a) => pdf_text::run(a),
     }
 }

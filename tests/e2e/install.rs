@@ -141,6 +141,17 @@ fn the_installer_installs_a_packed_release_and_refuses_a_corrupt_one() {
         "{}",
         String::from_utf8_lossy(&packed.stderr)
     );
+    // The archive ships the agent skill beside the docs.
+    let listed = std::process::Command::new("tar")
+        .arg("-tzf")
+        .arg(dist.join(format!("cairn-{target}.tar.gz")))
+        .output()
+        .expect("tar");
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains(&format!("cairn-{target}/skills/cairn/SKILL.md")),
+        "{listed}"
+    );
     let install = || {
         std::process::Command::new("sh")
             .arg(format!("{root}/scripts/install.sh"))

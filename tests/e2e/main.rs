@@ -33,5 +33,6 @@ mod replicas;
 mod search;
 mod serve_process;
 mod ship;
+mod skill;
 mod ui;
 mod watch;
