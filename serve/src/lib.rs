@@ -8,10 +8,14 @@
 //! hot-swapped live index ([`live`]), the bounded CPU pool ([`pool`]) and
 //! what each caller's work on it costs ([`costs`]), problem+json errors
 //! ([`problem`]), metrics and per-caller rate limits;
-//! and the web page for people ([`ui`]), rendered from the same operations.
+//! and the web page for people ([`ui`]), rendered from the same operations;
+//! the Slack app ([`slack`]); push webhooks for `cairn watch` ([`webhook`]),
+//! both checked by [`signed`].
 //!
 //! Imports point one way, from the top: `server` → `ui` → `http` → `mcp` →
-//! `ops` → (`pool`, `costs` → `ratelimit`, `problem`); `live` → `ops`; `config`, `session` →
+//! `ops` → (`pool`, `costs` → `ratelimit`, `problem`); `http` → `slack` (the
+//! Slack app) → `ops`, `live`, `signed`; `webhook` (`cairn watch`'s
+//! listener) → `signed`; `live` → `ops`; `config`, `session` →
 //! `auth` → `oauth` → `limits`.
 //!
 //! Connectors never read index files: every answer comes from
@@ -32,5 +36,7 @@ pub mod problem;
 pub mod ratelimit;
 pub mod server;
 pub mod session;
+pub mod signed;
+pub mod slack;
 pub mod ui;
 pub mod webhook;

@@ -7,11 +7,9 @@
 //! is refused with its status and builds nothing. The listener is its own
 //! small server, separate from `cairn serve`, which stays read-only.
 
+use crate::signed::{RecentIds, hmac_matches};
 use actix_web::http::StatusCode;
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, guard, web};
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
-use std::collections::{HashSet, VecDeque};
 use std::net::SocketAddr;
 use std::sync::Mutex;
 use std::sync::mpsc::Sender;
@@ -36,7 +34,7 @@ pub struct Watched {
 pub struct Hooks {
     secret: Vec<u8>,
     repos: Vec<(String, Vec<String>)>,
-    seen: Mutex<(VecDeque<String>, HashSet<String>)>,
+    seen: RecentIds,
     wake: Mutex<Sender<String>>,
 }
 
@@ -49,7 +47,7 @@ impl Hooks {
                 .into_iter()
                 .map(|r| (r.name, r.urls.iter().map(|u| url_key(u)).collect()))
                 .collect(),
-            seen: Mutex::new((VecDeque::new(), HashSet::new())),
+            seen: RecentIds::new(REMEMBERED),
             wake: Mutex::new(wake),
         }
     }
@@ -127,7 +125,7 @@ impl Hooks {
             }
         }
         if let Some(id) = delivery
-            && !self.first_time(id)
+            && !self.seen.first_time(id)
         {
             return refuse(
                 StatusCode::CONFLICT,
@@ -173,35 +171,10 @@ impl Hooks {
 
     /// Whether `signature` (`sha256=<hex>`) is the body's HMAC under the secret.
     fn signed(&self, signature: &str, body: &[u8]) -> bool {
-        let Some(given) = signature
+        signature
             .strip_prefix("sha256=")
             .and_then(|h| hex::decode(h).ok())
-        else {
-            return false;
-        };
-        let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(&self.secret) else {
-            return false;
-        };
-        mac.update(body);
-        mac.verify_slice(&given).is_ok()
-    }
-
-    /// Whether delivery `id` is new (and remembers it).
-    fn first_time(&self, id: &str) -> bool {
-        let Ok(mut seen) = self.seen.lock() else {
-            return false;
-        };
-        let (order, set) = &mut *seen;
-        if !set.insert(id.to_owned()) {
-            return false;
-        }
-        order.push_back(id.to_owned());
-        if order.len() > REMEMBERED
-            && let Some(old) = order.pop_front()
-        {
-            set.remove(&old);
-        }
-        true
+            .is_some_and(|given| hmac_matches(&self.secret, &[body], &given))
     }
 }
 

@@ -24,6 +24,8 @@ pub struct ServeArgs {
     pub open: OpenArgs,
     #[command(flatten)]
     pub work: WorkArgs,
+    #[command(flatten)]
+    pub slack: SlackArgs,
     /// Address to listen on.
     #[arg(long, default_value = DEFAULT_BIND, env = "CAIRN_BIND")]
     pub bind: std::net::SocketAddr,
@@ -115,6 +117,34 @@ pub struct ServeArgs {
     /// Serve no web pages (`/`, `/doc/…`, `/browse/…`, `/api`): the JSON API and MCP only.
     #[arg(long)]
     pub no_ui: bool,
+}
+
+/// The Slack app (`POST /slack/commands`, `POST /slack/events`).
+#[derive(clap::Args)]
+pub struct SlackArgs {
+    /// The Slack app's signing secret, from this file (its first line):
+    /// turns the Slack app on (docs/slack-app.yml is its manifest).
+    #[arg(long, value_name = "FILE", env = "CAIRN_SLACK_SIGNING_SECRET_FILE")]
+    pub slack_signing_secret_file: Option<PathBuf>,
+    /// The bot token (`xoxb-…`), from this file: answers mentions and
+    /// direct messages in their thread (slash commands need none).
+    #[arg(long, value_name = "FILE", env = "CAIRN_SLACK_BOT_TOKEN_FILE")]
+    pub slack_bot_token_file: Option<PathBuf>,
+    /// A workspace the app answers, by team id (`T0123ABCD`; repeatable,
+    /// at least one with the signing secret).
+    #[arg(long, value_name = "TEAM_ID")]
+    pub slack_team: Vec<String>,
+    /// The access groups the Slack app searches as (repeatable or
+    /// comma-separated; default: public documents only).
+    #[arg(long, value_name = "GROUP", value_delimiter = ',')]
+    pub slack_groups: Vec<String>,
+    /// Questions per minute from Slack, all workspaces together.
+    #[arg(long, value_name = "N", default_value_t = 60)]
+    pub slack_rate_limit: u32,
+    /// Slack's Web API base URL (where `chat.postMessage` is posted; a
+    /// `response_url` on its origin is accepted too, as Slack's are).
+    #[arg(long, value_name = "URL", default_value = cairn_serve::slack::DEFAULT_API_URL)]
+    pub slack_api_url: String,
 }
 
 /// `cairn mcp`.

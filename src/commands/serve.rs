@@ -80,6 +80,7 @@ fn config(a: ServeArgs) -> anyhow::Result<ServeConfig> {
     if let Some(n) = a.http_workers {
         http.http_workers = n.max(1);
     }
+    http.slack = slack(a.slack)?;
     let rollback = match a.allow_rollback {
         true => Rollback::Allow,
         false => Rollback::Refuse,
@@ -91,4 +92,44 @@ fn config(a: ServeArgs) -> anyhow::Result<ServeConfig> {
         http,
         keep: a.keep,
     })
+}
+
+/// The Slack app these flags ask for, if any: the secret and token read
+/// from their files (first line), at least one workspace.
+fn slack(a: crate::cli::SlackArgs) -> anyhow::Result<Option<cairn_serve::slack::SlackConfig>> {
+    let first_line = |flag: &str, path: &std::path::Path| -> anyhow::Result<String> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("{flag} {}", path.display()))?;
+        let line = text.lines().next().unwrap_or("").trim().to_owned();
+        anyhow::ensure!(
+            !line.is_empty(),
+            "{flag} {}: the file is empty",
+            path.display()
+        );
+        Ok(line)
+    };
+    let Some(secret_file) = a.slack_signing_secret_file else {
+        anyhow::ensure!(
+            a.slack_bot_token_file.is_none(),
+            "--slack-bot-token-file needs --slack-signing-secret-file (every Slack request is checked against it)"
+        );
+        return Ok(None);
+    };
+    anyhow::ensure!(
+        !a.slack_team.is_empty(),
+        "--slack-signing-secret-file needs --slack-team TEAM_ID: the workspaces the app answers"
+    );
+    url::Url::parse(&a.slack_api_url)
+        .with_context(|| format!("--slack-api-url {:?} is not a URL", a.slack_api_url))?;
+    Ok(Some(cairn_serve::slack::SlackConfig {
+        signing_secret: first_line("--slack-signing-secret-file", &secret_file)?.into_bytes(),
+        bot_token: a
+            .slack_bot_token_file
+            .map(|p| first_line("--slack-bot-token-file", &p))
+            .transpose()?,
+        groups: a.slack_groups,
+        teams: a.slack_team,
+        api_url: a.slack_api_url,
+        per_minute: a.slack_rate_limit,
+    }))
 }

@@ -34,5 +34,6 @@ mod search;
 mod serve_process;
 mod ship;
 mod skill;
+mod slack;
 mod ui;
 mod watch;

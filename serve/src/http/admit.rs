@@ -14,9 +14,12 @@ const OPEN_ROUTES: [&str; 3] = [
     crate::oauth::MCP_METADATA_PATH,
 ];
 
-/// Whether `path` answers without credentials.
+/// Whether `path` answers without credentials (Slack's routes check
+/// Slack's signature instead, and draw from the Slack app's own budget).
 fn is_public(path: &str) -> bool {
-    OPEN_ROUTES.contains(&path) || crate::ops::public_paths().any(|p| p == path)
+    OPEN_ROUTES.contains(&path)
+        || crate::slack::PATHS.contains(&path)
+        || crate::ops::public_paths().any(|p| p == path)
 }
 
 /// Second middleware: the Origin check, then who the caller is (and their budget).

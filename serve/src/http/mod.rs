@@ -105,6 +105,8 @@ pub struct HttpOptions {
     /// Answer the API and MCP without credentials, as an anonymous caller
     /// (documents without groups, the anonymous budgets).
     pub public_read: bool,
+    /// The Slack app (`/slack/commands`, `/slack/events`), when configured.
+    pub slack: Option<crate::slack::SlackConfig>,
 }
 
 impl HttpOptions {
@@ -139,6 +141,7 @@ impl HttpOptions {
             http_workers: default_workers(),
             ui: true,
             public_read: false,
+            slack: None,
         }
     }
 
@@ -206,6 +209,8 @@ pub struct AppState {
     hosts: Vec<String>,
     /// `/openapi.json`'s body, made at its first request.
     openapi: std::sync::OnceLock<String>,
+    /// The Slack app, when configured.
+    slack: Option<Arc<crate::slack::Slack>>,
 }
 
 impl AppState {
@@ -225,7 +230,18 @@ impl AppState {
             opts.cpu_budget_ms,
             opts.anonymous_cpu_budget_ms,
         ));
+        let slack = opts.slack.clone().map(|config| {
+            let server = crate::slack::Server {
+                live: Arc::clone(&live),
+                pool: pool.clone(),
+                costs: Arc::clone(&costs),
+                deadline: opts.deadline,
+                public_url: opts.public_url.clone(),
+            };
+            Arc::new(crate::slack::Slack::new(config, server))
+        });
         Ok(web::Data::new(Self {
+            slack,
             pool,
             costs,
             limiter: opts.rate_limit.map(RateLimiter::new),
@@ -299,13 +315,22 @@ pub fn app(
     >,
 > {
     let mcp = state.mcp.clone().scope_with_path("/mcp");
+    let slack = state.slack.clone();
     let mut app = App::new()
         .app_data(state)
         .app_data(web::PayloadConfig::new(MAX_BODY_BYTES));
     if let Some(p) = pages {
         app = app.app_data(p);
     }
+    if let Some(s) = &slack {
+        app = app.app_data(web::Data::from(Arc::clone(s)));
+    }
     app.configure(api::routes)
+        .configure(|cfg| {
+            if slack.is_some() {
+                crate::slack::routes(cfg);
+            }
+        })
         .configure(|cfg| {
             if let Some(p) = pages {
                 (p.routes)(cfg);

@@ -1,0 +1,440 @@
+//! cairn as a Slack app, served by `cairn serve` when it is given Slack's
+//! signing secret: `POST /slack/commands` (a slash command, `/cairn how do
+//! I …`) and `POST /slack/events` (`app_mention` and direct messages, and
+//! the `url_verification` handshake).
+//!
+//! Every request is verified as Slack signs it ([`verify`]) and its
+//! workspace checked against the allowed ones before anything else reads
+//! it; a repeated signature (a replay) and an event id seen before (Slack's
+//! retries) are acknowledged and never answered twice. Slack wants an
+//! answer within 3 s, so each request is acknowledged at once and the
+//! search runs afterwards, as one caller ("slack", with the groups the
+//! operator gives it and its own request budget) on the CPU pool within the
+//! deadline, like any API call; the answer ([`blocks`]) goes to the
+//! command's `response_url` or, for events, to `chat.postMessage` in the
+//! thread. Slack's API address is an option, so tests post to a local
+//! receiver. `http` mounts the routes; this module depends on `ops` (the
+//! search operation), `live`, `pool`, `costs`, `signed` and `ratelimit`.
+
+pub mod blocks;
+pub mod verify;
+
+use crate::costs::Costs;
+use crate::live::LiveIndex;
+use crate::ops::search::{Search, SearchArgs};
+use crate::ops::{Call, new_trace_id};
+use crate::pool::CpuPool;
+use crate::ratelimit::RateLimiter;
+use crate::signed::RecentIds;
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use cairn_search::{Caller, Deadline, Filters};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Slack's Web API, where `chat.postMessage` lives.
+pub const DEFAULT_API_URL: &str = "https://slack.com/api";
+/// Where Slack's `response_url`s point.
+const RESPONSE_URL_PREFIX: &str = "https://hooks.slack.com/";
+/// Signatures and event ids remembered.
+const REMEMBERED: usize = 4096;
+
+/// How the Slack app runs (from `cairn serve`'s `--slack-*` options).
+#[derive(Clone)]
+pub struct SlackConfig {
+    /// The app's signing secret.
+    pub signing_secret: Vec<u8>,
+    /// The bot token (`xoxb-…`) events are answered with; without it only
+    /// slash commands answer.
+    pub bot_token: Option<String>,
+    /// The access groups the integration searches as (empty: public documents only).
+    pub groups: Vec<String>,
+    /// The workspaces (`team_id`) answered.
+    pub teams: Vec<String>,
+    /// Slack's Web API base URL.
+    pub api_url: String,
+    /// Searches per minute, all workspaces together.
+    pub per_minute: u32,
+}
+
+impl std::fmt::Debug for SlackConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the secret or the token.
+        f.debug_struct("SlackConfig")
+            .field("bot_token", &self.bot_token.as_ref().map(|_| "…"))
+            .field("groups", &self.groups)
+            .field("teams", &self.teams)
+            .field("api_url", &self.api_url)
+            .field("per_minute", &self.per_minute)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the app searches with: the server's index, CPU pool, costs and
+/// deadline, and its public URL (for the "more" link).
+pub struct Server {
+    /// The live index.
+    pub live: Arc<LiveIndex>,
+    /// The CPU pool.
+    pub pool: CpuPool,
+    /// What callers' CPU work costs them.
+    pub costs: Arc<Costs>,
+    /// How long one search may take.
+    pub deadline: Duration,
+    /// The web page's address, when the server has a public one.
+    pub public_url: Option<String>,
+}
+
+/// The Slack app's state, shared by every worker.
+pub struct Slack {
+    config: SlackConfig,
+    server: Server,
+    budget: RateLimiter,
+    signatures: RecentIds,
+    events: RecentIds,
+    http: ureq::Agent,
+}
+
+impl Slack {
+    /// The app for `config`, searching with `server`.
+    pub fn new(config: SlackConfig, server: Server) -> Self {
+        let http = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(10)))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Self {
+            budget: RateLimiter::new(config.per_minute.max(1)),
+            config,
+            server,
+            signatures: RecentIds::new(REMEMBERED),
+            events: RecentIds::new(REMEMBERED),
+            http,
+        }
+    }
+}
+
+/// Registers `/slack/commands` and `/slack/events`.
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/slack/commands").route(web::post().to(command)))
+        .service(web::resource("/slack/events").route(web::post().to(event)));
+}
+
+/// The paths, which answer without a bearer token (Slack signs instead).
+pub const PATHS: [&str; 2] = ["/slack/commands", "/slack/events"];
+
+/// Where an answer goes.
+enum Reply {
+    /// A slash command's `response_url`.
+    ResponseUrl(String),
+    /// `chat.postMessage` in a channel's thread.
+    Thread { channel: String, ts: String },
+}
+
+/// A refused request: its status and why, said to Slack in plain text.
+type Refusal = (StatusCode, String);
+
+fn plain((status, text): Refusal) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/plain; charset=utf-8")
+        .body(text)
+}
+
+/// Whether the request comes from Slack: signed with the secret, recent,
+/// and not seen before; else the refusal.
+fn verified(slack: &Slack, req: &HttpRequest, body: &[u8]) -> Result<(), Refusal> {
+    let header = |n: &str| req.headers().get(n).and_then(|v| v.to_str().ok());
+    let now = time::OffsetDateTime::now_utc().unix_timestamp();
+    let signature = header("x-slack-signature");
+    if let Err(e) = verify::verify(
+        &slack.config.signing_secret,
+        signature,
+        header("x-slack-request-timestamp"),
+        body,
+        now,
+    ) {
+        tracing::warn!(target: "cairn::slack", reason = %e, "request refused");
+        let status = match e {
+            verify::Refused::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            _ => StatusCode::UNAUTHORIZED,
+        };
+        return Err((status, e.to_string()));
+    }
+    // The same signature twice is the same request sent again.
+    if !slack.signatures.first_time(signature.unwrap_or_default()) {
+        return Err((
+            StatusCode::CONFLICT,
+            "this request was already received".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `team` may use the app; else the refusal.
+fn allowed_team(slack: &Slack, team: &str) -> Result<(), Refusal> {
+    match slack.config.teams.iter().any(|t| t == team) {
+        true => Ok(()),
+        false => {
+            tracing::warn!(target: "cairn::slack", team, "workspace not allowed");
+            Err((
+                StatusCode::FORBIDDEN,
+                "this workspace is not allowed (--slack-team)".into(),
+            ))
+        }
+    }
+}
+
+/// `POST /slack/commands`: acknowledged at once, answered at `response_url`.
+async fn command(slack: web::Data<Slack>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
+    if let Err(refused) = verified(&slack, &req, &body) {
+        return plain(refused);
+    }
+    let form: BTreeMap<String, String> = url::form_urlencoded::parse(&body).into_owned().collect();
+    let field = |k: &str| form.get(k).map(String::as_str).unwrap_or("");
+    if let Err(refused) = allowed_team(&slack, field("team_id")) {
+        return plain(refused);
+    }
+    let question = field("text").trim().to_owned();
+    if question.is_empty() {
+        return HttpResponse::Ok().json(json!({
+            "response_type": "ephemeral",
+            "text": format!("Ask a question: `{} how do I run emcee in parallel`", field("command")),
+        }));
+    }
+    let response_url = field("response_url");
+    if !response_url_allowed(&slack.config.api_url, response_url) {
+        return plain((
+            StatusCode::BAD_REQUEST,
+            "response_url is not Slack's".into(),
+        ));
+    }
+    spawn_answer(
+        slack.into_inner(),
+        question.clone(),
+        Reply::ResponseUrl(response_url.to_owned()),
+    );
+    HttpResponse::Ok().json(json!({
+        "response_type": "ephemeral",
+        "text": format!("Searching for “{}”…", blocks::escape(&question)),
+    }))
+}
+
+/// `POST /slack/events`: the URL handshake, or an event acknowledged at
+/// once and answered in its thread.
+async fn event(slack: web::Data<Slack>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
+    if let Err(refused) = verified(&slack, &req, &body) {
+        return plain(refused);
+    }
+    let Ok(payload) = serde_json::from_slice::<Value>(&body) else {
+        return plain((StatusCode::BAD_REQUEST, "the body is not JSON".into()));
+    };
+    if payload["type"] == "url_verification" {
+        return HttpResponse::Ok().json(json!({"challenge": payload["challenge"]}));
+    }
+    if let Err(refused) = allowed_team(&slack, payload["team_id"].as_str().unwrap_or("")) {
+        return plain(refused);
+    }
+    // Slack retries an event it thinks went unanswered: one answer per event id.
+    let id = payload["event_id"].as_str().unwrap_or("");
+    if id.is_empty() || !slack.events.first_time(id) {
+        return HttpResponse::Ok().finish();
+    }
+    let e = &payload["event"];
+    let wanted = match e["type"].as_str() {
+        Some("app_mention") => true,
+        Some("message") => e["channel_type"] == "im",
+        _ => false,
+    };
+    // Bots (cairn's own answers included) and edits are never answered.
+    let from_a_person = e.get("bot_id").is_none() && e.get("subtype").is_none();
+    let question = question_of(e["text"].as_str().unwrap_or(""));
+    let channel = e["channel"].as_str().unwrap_or("").to_owned();
+    let ts = e["thread_ts"]
+        .as_str()
+        .or(e["ts"].as_str())
+        .unwrap_or("")
+        .to_owned();
+    if wanted && from_a_person && !question.is_empty() && !channel.is_empty() {
+        spawn_answer(slack.into_inner(), question, Reply::Thread { channel, ts });
+    }
+    HttpResponse::Ok().finish()
+}
+
+/// A message's question: without the mentions (`<@U123>`), its entities decoded.
+fn question_of(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("<@") {
+        out.push_str(&rest[..i]);
+        rest = rest[i..].split_once('>').map_or("", |(_, r)| r);
+    }
+    out.push_str(rest);
+    out.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+        .trim()
+        .to_owned()
+}
+
+/// Whether `url` may receive an answer: Slack's hooks, or (for a local
+/// receiver standing in for Slack) the configured API's own origin.
+fn response_url_allowed(api_url: &str, url: &str) -> bool {
+    if url.starts_with(RESPONSE_URL_PREFIX) {
+        return true;
+    }
+    let origin = |u: &str| url::Url::parse(u).ok().map(|u| u.origin());
+    origin(url).is_some_and(|o| o.is_tuple() && Some(o) == origin(api_url))
+}
+
+/// Searches and posts the answer, after the request has been acknowledged.
+fn spawn_answer(slack: Arc<Slack>, question: String, reply: Reply) {
+    actix_web::rt::spawn(async move {
+        let message = answer(&slack, question).await;
+        let posted = web::block(move || post(&slack, &reply, message)).await;
+        if let Ok(Err(e)) | Err(e) = posted.map_err(|e| e.to_string()) {
+            tracing::error!(target: "cairn::slack", error = %e, "the answer was not posted");
+        }
+    });
+}
+
+/// The answer to `question`, searched as the Slack caller.
+async fn answer(slack: &Slack, question: String) -> Value {
+    let server = &slack.server;
+    if let Err(wait) = slack.budget.take("slack", Instant::now()) {
+        return blocks::trouble(&format!(
+            "cairn is answering too many questions right now; ask again in {wait} s."
+        ));
+    }
+    let caller = Caller {
+        name: "slack".to_owned(),
+        groups: Some(slack.config.groups.clone()),
+        admin: false,
+    };
+    let engine = server.live.current();
+    let commits: BTreeMap<String, String> = engine
+        .version(caller.groups())
+        .repos
+        .into_iter()
+        .filter_map(|r| Some((r.name, r.commit?)))
+        .collect();
+    let call = Call {
+        engine,
+        payer: Some(crate::costs::Payer::new(
+            Arc::clone(&server.costs),
+            caller.name.clone(),
+            false,
+        )),
+        caller,
+        anonymous: false,
+        pool: Some(server.pool.clone()),
+        deadline: Deadline::at(Instant::now() + server.deadline),
+        trace_id: new_trace_id(),
+        instance: "/slack".to_owned(),
+        text: false,
+        versions: None,
+    };
+    let more = server.public_url.as_deref().map(|base| {
+        let q: String = url::form_urlencoded::byte_serialize(question.as_bytes()).collect();
+        format!("{}/?q={q}", base.trim_end_matches('/'))
+    });
+    let args = SearchArgs {
+        query: question,
+        queries: Vec::new(),
+        limit: Some(blocks::MAX_HITS),
+        filters: Filters::default(),
+        threshold: None,
+        mode: None,
+    };
+    match crate::ops::run::<Search>(args, call).await {
+        Ok(resp) => blocks::answer(&resp, &commits, more.as_deref()),
+        Err(e) => blocks::trouble(&format!("cairn could not answer: {}", e.detail)),
+    }
+}
+
+/// Posts `message` where `reply` says.
+fn post(slack: &Slack, reply: &Reply, mut message: Value) -> Result<(), String> {
+    let (url, auth) = match reply {
+        Reply::ResponseUrl(url) => {
+            message["response_type"] = "in_channel".into();
+            message["replace_original"] = false.into();
+            (url.clone(), None)
+        }
+        Reply::Thread { channel, ts } => {
+            let Some(token) = &slack.config.bot_token else {
+                return Err(
+                    "no bot token (--slack-bot-token-file): events cannot be answered".into(),
+                );
+            };
+            message["channel"] = channel.as_str().into();
+            message["thread_ts"] = ts.as_str().into();
+            message["unfurl_links"] = false.into();
+            (
+                format!(
+                    "{}/chat.postMessage",
+                    slack.config.api_url.trim_end_matches('/')
+                ),
+                Some(format!("Bearer {token}")),
+            )
+        }
+    };
+    let mut req = slack
+        .http
+        .post(&url)
+        .header("Content-Type", "application/json; charset=utf-8");
+    if let Some(a) = &auth {
+        req = req.header("Authorization", a);
+    }
+    let mut resp = req
+        .send(message.to_string().as_bytes())
+        .map_err(|e| format!("{url}: {e}"))?;
+    let status = resp.status();
+    let body = resp
+        .body_mut()
+        .with_config()
+        .limit(1 << 20)
+        .read_to_string()
+        .unwrap_or_default();
+    // chat.postMessage says `{"ok": false, "error": …}` with a 200.
+    let refused = serde_json::from_str::<Value>(&body)
+        .ok()
+        .is_some_and(|v| v["ok"] == false);
+    match status.is_success() && !refused {
+        true => Ok(()),
+        false => Err(format!("{url}: {status}: {body}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mention_is_left_out_of_the_question() {
+        assert_eq!(
+            question_of("<@U024BE7LH> how do I fit &lt;data&gt;?"),
+            "how do I fit <data>?"
+        );
+        assert_eq!(question_of("<@U1> <@U2>"), "");
+    }
+
+    #[test]
+    fn answers_go_only_to_slack_or_to_the_configured_api_s_origin() {
+        let api = "http://127.0.0.1:9/api";
+        assert!(response_url_allowed(
+            DEFAULT_API_URL,
+            "https://hooks.slack.com/commands/T1/2/x"
+        ));
+        assert!(response_url_allowed(api, "http://127.0.0.1:9/response/1"));
+        assert!(!response_url_allowed(api, "http://127.0.0.1:10/response/1"));
+        assert!(!response_url_allowed(
+            DEFAULT_API_URL,
+            "http://169.254.169.254/latest"
+        ));
+        assert!(!response_url_allowed(
+            DEFAULT_API_URL,
+            "https://hooks.slack.com.evil.example/"
+        ));
+    }
+}
