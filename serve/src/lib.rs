@@ -9,11 +9,11 @@
 //! what each caller's work on it costs ([`costs`]), problem+json errors
 //! ([`problem`]), metrics and per-caller rate limits;
 //! and the web page for people ([`ui`]), rendered from the same operations;
-//! the Slack app ([`slack`]); push webhooks for `cairn watch` ([`webhook`]),
+//! the Slack app ([`slack`]); the MCP Apps view of cited lines ([`mcp_app`]); push webhooks for `cairn watch` ([`webhook`]),
 //! both checked by [`signed`].
 //!
 //! Imports point one way, from the top: `server` → `ui` → `http` → `mcp` →
-//! `ops` → (`pool`, `costs` → `ratelimit`, `problem`); `http` → `slack` (the
+//! `ops` → (`pool`, `costs` → `ratelimit`, `problem`); `mcp` → `mcp_app`; `http` → `slack` (the
 //! Slack app) → `ops`, `live`, `signed`; `webhook` (`cairn watch`'s
 //! listener) → `signed`; `live` → `ops`; `config`, `session` →
 //! `auth` → `oauth` → `limits`.
@@ -28,6 +28,7 @@ pub mod http;
 pub mod limits;
 pub mod live;
 pub mod mcp;
+pub mod mcp_app;
 pub mod metrics;
 pub mod oauth;
 pub mod ops;

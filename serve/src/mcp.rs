@@ -18,10 +18,10 @@ use cairn_search::{Code, MAX_SPAN_LINES, SpanRequest, TextFormat};
 #[allow(deprecated)] // `SetLevelRequestParams`: see `set_level`.
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-    Tool, ToolAnnotations,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -63,6 +63,9 @@ fn tools(admin: bool, catalog: &str) -> Vec<Tool> {
             let mut t = Tool::new(op.meta.tool?, description, input);
             t.title = Some(op.meta.title.to_owned());
             t.output_schema = Some((op.output_json)());
+            if crate::mcp_app::TOOLS.contains(&op.meta.tool?) {
+                t.meta = object(crate::mcp_app::tool_meta()).map(MetaObject);
+            }
             t.annotations = Some(
                 ToolAnnotations::new()
                     .read_only(op.meta.read_only)
@@ -73,6 +76,14 @@ fn tools(admin: bool, catalog: &str) -> Vec<Tool> {
             Some(t)
         })
         .collect()
+}
+
+/// A JSON object's map (`None` for anything else).
+fn object(v: Value) -> Option<rmcp::model::JsonObject> {
+    match v {
+        Value::Object(m) => Some(m),
+        _ => None,
+    }
 }
 
 /// `emcee (The Python ensemble sampling toolkit…); dynesty (…)`: each
@@ -172,7 +183,23 @@ impl CairnMcp {
             .ok_or_else(|| ApiError::new(Code::NotFound, format!("no tool named {name:?}")))?;
         let call = self.call(who, format!("mcp:{name}"));
         let answer = op.run(Input::Value(args), call).await?;
+        // The focus lines of each hit, for the MCP Apps view (`_meta`: no
+        // model reads it), read at the version that found them.
+        let focus = match name {
+            "search_passages" => {
+                let spans = crate::mcp_app::focus_requests(&answer.value);
+                let call = self.call(who, format!("mcp:{name}"));
+                let read = crate::ops::on_pool(call, move |c| {
+                    c.engine.retrieve_batch(&spans, c.caller.groups())
+                })
+                .await?
+                .map_err(ApiError::from)?;
+                object(crate::mcp_app::focus_meta(&read))
+            }
+            _ => None,
+        };
         let mut r = CallToolResult::structured(answer.value);
+        r.meta = focus.map(MetaObject);
         r.content = vec![ContentBlock::text(answer.text)];
         // Each cited passage as a resource the client can open (resources/read).
         r.content.extend(answer.cites.into_iter().map(|c| {
@@ -231,9 +258,17 @@ impl ServerHandler for CairnMcp {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
-                .enable_tools()
-                .enable_resources()
+                .enable_extensions_with(
+                    [(
+                        crate::mcp_app::EXTENSION_ID.to_owned(),
+                        object(json!({"mimeTypes": [crate::mcp_app::MIME_TYPE]}))
+                            .unwrap_or_default(),
+                    )]
+                    .into(),
+                )
                 .enable_logging()
+                .enable_resources()
+                .enable_tools()
                 .build(),
         )
         .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
@@ -346,6 +381,15 @@ impl ServerHandler for CairnMcp {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri == crate::mcp_app::VIEW_URI {
+            let view = ResourceContents::text(crate::mcp_app::view_html(), request.uri)
+                .with_mime_type(crate::mcp_app::MIME_TYPE);
+            let view = match object(crate::mcp_app::resource_meta()) {
+                Some(meta) => view.with_meta(MetaObject(meta)),
+                None => view,
+            };
+            return Ok(ReadResourceResult::new(vec![view]).into());
+        }
         let who = caller(&context);
         let span = parse_doc_uri(&request.uri).ok_or_else(|| {
             McpError::invalid_params(

@@ -20,19 +20,19 @@ use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
 
 /// A headless Chromium and one page in it.
-struct Browser {
+pub(crate) struct Browser {
     child: Child,
     ws: WebSocket<MaybeTlsStream<TcpStream>>,
     session: String,
     next_id: u64,
     /// Every URL the page requested.
-    requests: Vec<String>,
+    pub(crate) requests: Vec<String>,
     _profile: tempfile::TempDir,
 }
 
 impl Browser {
     /// Starts Chromium, or says why not (None: skip, unless required).
-    fn launch() -> Option<Browser> {
+    pub(crate) fn launch() -> Option<Browser> {
         let required = std::env::var("CAIRN_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
         let exe = ["chromium", "chromium-browser", "google-chrome"]
             .into_iter()
@@ -165,13 +165,13 @@ impl Browser {
     }
 
     /// Loads `url` and waits for its load event.
-    fn open(&mut self, url: &str) {
+    pub(crate) fn open(&mut self, url: &str) {
         self.call("Page.navigate", json!({"url": url}));
         self.wait_event("Page.loadEventFired");
     }
 
     /// Runs `js` in the page (awaiting a promise) and returns its value.
-    fn eval(&mut self, js: &str) -> Value {
+    pub(crate) fn eval(&mut self, js: &str) -> Value {
         let r = self.call(
             "Runtime.evaluate",
             json!({"expression": js, "returnByValue": true, "awaitPromise": true}),
@@ -181,7 +181,7 @@ impl Browser {
     }
 
     /// Polls `js` until it is true.
-    fn until(&mut self, js: &str) {
+    pub(crate) fn until(&mut self, js: &str) {
         let started = Instant::now();
         while self.eval(js) != Value::Bool(true) {
             assert!(

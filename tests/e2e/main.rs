@@ -20,6 +20,7 @@ mod http;
 mod install;
 mod layout;
 mod mcp;
+mod mcp_apps;
 mod oauth;
 mod ops;
 mod papers;

@@ -34,7 +34,7 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
-async fn call(
+pub async fn call(
     client: &RunningService<RoleClient, ()>,
     name: &'static str,
     args: Value,

@@ -23,10 +23,12 @@ pub fn escape(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// The message answering `resp`; `commits` gives each repository's indexed
-/// commit, `more` the web page's URL for the same question.
+/// The message answering `resp`; `focus` gives each hit's focus lines as
+/// read (its snippet where they could not be), `commits` each repository's
+/// indexed commit, `more` the web page's URL for the same question.
 pub fn answer(
     resp: &SearchResponse,
+    focus: &[Option<String>],
     commits: &BTreeMap<String, String>,
     more: Option<&str>,
 ) -> Value {
@@ -52,8 +54,9 @@ pub fn answer(
         ),
     };
     let mut blocks = vec![section(&headline)];
-    for hit in hits {
-        blocks.push(section(&hit_text(hit)));
+    for (i, hit) in hits.into_iter().enumerate() {
+        let lines = focus.get(i).and_then(Option::as_deref);
+        blocks.push(section(&hit_text(hit, lines)));
         let commit = commits.get(&hit.repo).map(String::as_str).unwrap_or("");
         let short = &commit[..commit.len().min(12)];
         blocks.push(json!({
@@ -79,8 +82,9 @@ fn section(mrkdwn: &str) -> Value {
     json!({"type": "section", "text": {"type": "mrkdwn", "text": mrkdwn}})
 }
 
-/// One hit: its cited span linked to the permalink, then its focus lines.
-fn hit_text(hit: &Hit) -> String {
+/// One hit: its cited span linked to the permalink, then its focus lines
+/// (`lines`; the snippet, without its term marks, when they are missing).
+fn hit_text(hit: &Hit, lines: Option<&str>) -> String {
     let (a, b) = match (hit.focus_start, hit.focus_end) {
         (Some(a), Some(b)) => (a, b),
         _ => (hit.start_line, hit.end_line),
@@ -89,9 +93,11 @@ fn hit_text(hit: &Hit) -> String {
         "" => String::new(),
         t => format!(" — {}", escape(t)),
     };
-    let code: Vec<String> = hit
-        .snippet
-        .replace("**", "")
+    let text = match lines {
+        Some(l) => l.to_owned(),
+        None => hit.snippet.replace("**", ""),
+    };
+    let code: Vec<String> = text
         .lines()
         .take(MAX_LINES)
         .map(|l| {

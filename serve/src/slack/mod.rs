@@ -319,14 +319,14 @@ async fn answer(slack: &Slack, question: String) -> Value {
         .into_iter()
         .filter_map(|r| Some((r.name, r.commit?)))
         .collect();
-    let call = Call {
-        engine,
+    let call = || Call {
+        engine: Arc::clone(&engine),
         payer: Some(crate::costs::Payer::new(
             Arc::clone(&server.costs),
             caller.name.clone(),
             false,
         )),
-        caller,
+        caller: caller.clone(),
         anonymous: false,
         pool: Some(server.pool.clone()),
         deadline: Deadline::at(Instant::now() + server.deadline),
@@ -347,10 +347,21 @@ async fn answer(slack: &Slack, question: String) -> Value {
         threshold: None,
         mode: None,
     };
-    match crate::ops::run::<Search>(args, call).await {
-        Ok(resp) => blocks::answer(&resp, &commits, more.as_deref()),
-        Err(e) => blocks::trouble(&format!("cairn could not answer: {}", e.detail)),
-    }
+    let resp = match crate::ops::run::<Search>(args, call()).await {
+        Ok(resp) => resp,
+        Err(e) => return blocks::trouble(&format!("cairn could not answer: {}", e.detail)),
+    };
+    // Each hit's focus lines (its snippet is not them), as the MCP view reads them.
+    let spans = crate::mcp_app::focus_requests(&serde_json::to_value(&resp).unwrap_or_default());
+    let read = crate::ops::on_pool(call(), move |c| {
+        c.engine.retrieve_batch(&spans, c.caller.groups())
+    })
+    .await;
+    let focus: Vec<Option<String>> = match read {
+        Ok(Ok(read)) => read.into_iter().map(|r| r.ok().map(|r| r.text)).collect(),
+        _ => Vec::new(),
+    };
+    blocks::answer(&resp, &focus, &commits, more.as_deref())
 }
 
 /// Posts `message` where `reply` says.

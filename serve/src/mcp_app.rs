@@ -1,0 +1,106 @@
+//! Cited lines inline in chat clients (MCP Apps, SEP-1865): the `ui://`
+//! resource that `search_passages`, `retrieve` and `fetch` name in their
+//! `_meta.ui.resourceUri`. A host that supports the extension reads it
+//! once, shows it in a sandboxed frame and sends it each call's result; the
+//! view (ui/assets/mcp-app.html) shows the cited lines with the focus
+//! marked, in the web page's markup and stylesheet, loading nothing from
+//! any host. A search answer's snippets are not its focus lines, so a
+//! `search_passages` result also carries, in its `_meta` (which models do
+//! not read), each hit's focus lines ([`focus_requests`], [`focus_meta`]);
+//! the Slack app shows the same lines. Clients without the extension ignore
+//! `_meta` and get exactly the answers they always did. Used by
+//! [`crate::mcp`] and [`crate::slack`]; depends on the search library only.
+
+use cairn_index::IndexVersion;
+use cairn_search::{RetrieveResponse, SearchError, SpanRequest};
+use serde_json::{Value, json};
+
+/// The view's URI.
+pub const VIEW_URI: &str = "ui://cairn/passage.html";
+/// The MIME type hosts render as an app.
+pub const MIME_TYPE: &str = "text/html;profile=mcp-app";
+/// The extension's id in capabilities.
+pub const EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
+/// The tools whose results the view shows.
+pub const TOOLS: [&str; 3] = ["search_passages", "retrieve", "fetch"];
+
+/// The view's HTML: the template with the web page's stylesheet inlined
+/// (a sandboxed frame has no origin to load it from).
+pub fn view_html() -> String {
+    const TEMPLATE: &str = include_str!("ui/assets/mcp-app.html");
+    const STYLE: &str = include_str!("ui/assets/style.css");
+    TEMPLATE.replacen("/*STYLE*/", STYLE, 1)
+}
+
+/// The resource's `_meta`: a content security policy that allows no host
+/// at all, and a border.
+pub fn resource_meta() -> Value {
+    json!({"ui": {"csp": {"connectDomains": [], "resourceDomains": []}, "prefersBorder": true}})
+}
+
+/// A tool's `_meta` naming the view (and the key hosts of the first drafts read).
+pub fn tool_meta() -> Value {
+    json!({"ui": {"resourceUri": VIEW_URI}, "ui/resourceUri": VIEW_URI})
+}
+
+/// The `_meta` key of a search result's focus lines.
+pub const FOCUS_KEY: &str = "cairn/focus";
+
+/// For each hit of a search answer (its JSON), the request for its focus
+/// lines (its whole span when it has none) at the version that found it.
+pub fn focus_requests(answer: &Value) -> Vec<SpanRequest> {
+    let version = answer["index_version"]
+        .as_str()
+        .and_then(|v| IndexVersion::parse(v).ok());
+    answer["hits"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|h| {
+            let line = |k: &str| h[k].as_i64();
+            SpanRequest {
+                doc_id: h["doc_id"].as_str().unwrap_or_default().to_owned(),
+                start: line("focus_start").or(line("start_line")),
+                end: line("focus_end").or(line("end_line")),
+                raw: false,
+                index_version: version.clone(),
+            }
+        })
+        .collect()
+}
+
+/// The focus lines read for [`focus_requests`], hit by hit, as the result's
+/// `_meta`: `{"cairn/focus": [{"start", "end", "text"} or null, …]}`.
+pub fn focus_meta(read: &[Result<RetrieveResponse, SearchError>]) -> Value {
+    let lines: Vec<Value> = read
+        .iter()
+        .map(|r| match r {
+            Ok(r) => json!({"start": r.start_line, "end": r.end_line, "text": r.text}),
+            Err(_) => Value::Null,
+        })
+        .collect();
+    json!({ FOCUS_KEY: lines })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_view_inlines_the_stylesheet_and_loads_nothing() {
+        let html = view_html();
+        assert!(!html.contains("/*STYLE*/"));
+        assert!(html.contains("--cited-edge"));
+        for remote in [
+            "src=\"http",
+            "href=\"http",
+            "@import",
+            "url(http",
+            "fetch(",
+            "XMLHttpRequest",
+        ] {
+            assert!(!html.contains(remote), "{remote}");
+        }
+        assert!(html.contains("default-src 'none'"));
+    }
+}
