@@ -64,7 +64,7 @@ fn tools(admin: bool, catalog: &str) -> Vec<Tool> {
             t.title = Some(op.meta.title.to_owned());
             t.output_schema = Some((op.output_json)());
             if crate::mcp_app::TOOLS.contains(&op.meta.tool?) {
-                t.meta = object(crate::mcp_app::tool_meta()).map(MetaObject);
+                t.meta = Some(MetaObject(crate::mcp_app::tool_meta()));
             }
             t.annotations = Some(
                 ToolAnnotations::new()
@@ -76,14 +76,6 @@ fn tools(admin: bool, catalog: &str) -> Vec<Tool> {
             Some(t)
         })
         .collect()
-}
-
-/// A JSON object's map (`None` for anything else).
-fn object(v: Value) -> Option<rmcp::model::JsonObject> {
-    match v {
-        Value::Object(m) => Some(m),
-        _ => None,
-    }
 }
 
 /// `emcee (The Python ensemble sampling toolkit…); dynesty (…)`: each
@@ -187,19 +179,16 @@ impl CairnMcp {
         // model reads it), read at the version that found them.
         let focus = match name {
             "search_passages" => {
-                let spans = crate::mcp_app::focus_requests(&answer.value);
                 let call = self.call(who, format!("mcp:{name}"));
-                let read = crate::ops::on_pool(call, move |c| {
-                    c.engine.retrieve_batch(&spans, c.caller.groups())
-                })
-                .await?
-                .map_err(ApiError::from)?;
-                object(crate::mcp_app::focus_meta(&read))
+                // The answer stands without them: a refused read leaves `_meta` out.
+                let read = crate::mcp_app::read_focus(&answer.value, call).await;
+                read.ok()
+                    .map(|read| MetaObject(crate::mcp_app::focus_meta(&read)))
             }
             _ => None,
         };
         let mut r = CallToolResult::structured(answer.value);
-        r.meta = focus.map(MetaObject);
+        r.meta = focus;
         r.content = vec![ContentBlock::text(answer.text)];
         // Each cited passage as a resource the client can open (resources/read).
         r.content.extend(answer.cites.into_iter().map(|c| {
@@ -261,8 +250,7 @@ impl ServerHandler for CairnMcp {
                 .enable_extensions_with(
                     [(
                         crate::mcp_app::EXTENSION_ID.to_owned(),
-                        object(json!({"mimeTypes": [crate::mcp_app::MIME_TYPE]}))
-                            .unwrap_or_default(),
+                        crate::mcp_app::capability(),
                     )]
                     .into(),
                 )
@@ -384,10 +372,7 @@ impl ServerHandler for CairnMcp {
         if request.uri == crate::mcp_app::VIEW_URI {
             let view = ResourceContents::text(crate::mcp_app::view_html(), request.uri)
                 .with_mime_type(crate::mcp_app::MIME_TYPE);
-            let view = match object(crate::mcp_app::resource_meta()) {
-                Some(meta) => view.with_meta(MetaObject(meta)),
-                None => view,
-            };
+            let view = view.with_meta(MetaObject(crate::mcp_app::resource_meta()));
             return Ok(ReadResourceResult::new(vec![view]).into());
         }
         let who = caller(&context);

@@ -9,11 +9,23 @@
 //! not read), each hit's focus lines ([`focus_requests`], [`focus_meta`]);
 //! the Slack app shows the same lines. Clients without the extension ignore
 //! `_meta` and get exactly the answers they always did. Used by
-//! [`crate::mcp`] and [`crate::slack`]; depends on the search library only.
+//! [`crate::mcp`] and [`crate::slack`]; depends on `ops` (the CPU pool).
 
+use crate::ops::Call;
+use crate::problem::ApiError;
 use cairn_index::IndexVersion;
 use cairn_search::{RetrieveResponse, SearchError, SpanRequest};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+
+/// A JSON object's map, as `_meta` and capabilities take it.
+pub type Object = Map<String, Value>;
+
+fn object(v: Value) -> Object {
+    match v {
+        Value::Object(m) => m,
+        _ => Object::new(),
+    }
+}
 
 /// The view's URI.
 pub const VIEW_URI: &str = "ui://cairn/passage.html";
@@ -34,13 +46,20 @@ pub fn view_html() -> String {
 
 /// The resource's `_meta`: a content security policy that allows no host
 /// at all, and a border.
-pub fn resource_meta() -> Value {
-    json!({"ui": {"csp": {"connectDomains": [], "resourceDomains": []}, "prefersBorder": true}})
+pub fn resource_meta() -> Object {
+    object(
+        json!({"ui": {"csp": {"connectDomains": [], "resourceDomains": []}, "prefersBorder": true}}),
+    )
+}
+
+/// The extension's settings in the server's capabilities.
+pub fn capability() -> Object {
+    object(json!({"mimeTypes": [MIME_TYPE]}))
 }
 
 /// A tool's `_meta` naming the view (and the key hosts of the first drafts read).
-pub fn tool_meta() -> Value {
-    json!({"ui": {"resourceUri": VIEW_URI}, "ui/resourceUri": VIEW_URI})
+pub fn tool_meta() -> Object {
+    object(json!({"ui": {"resourceUri": VIEW_URI}, "ui/resourceUri": VIEW_URI}))
 }
 
 /// The `_meta` key of a search result's focus lines.
@@ -71,7 +90,7 @@ pub fn focus_requests(answer: &Value) -> Vec<SpanRequest> {
 
 /// The focus lines read for [`focus_requests`], hit by hit, as the result's
 /// `_meta`: `{"cairn/focus": [{"start", "end", "text"} or null, …]}`.
-pub fn focus_meta(read: &[Result<RetrieveResponse, SearchError>]) -> Value {
+pub fn focus_meta(read: &[Result<RetrieveResponse, SearchError>]) -> Object {
     let lines: Vec<Value> = read
         .iter()
         .map(|r| match r {
@@ -79,7 +98,24 @@ pub fn focus_meta(read: &[Result<RetrieveResponse, SearchError>]) -> Value {
             Err(_) => Value::Null,
         })
         .collect();
-    json!({ FOCUS_KEY: lines })
+    object(json!({ FOCUS_KEY: lines }))
+}
+
+/// Each hit's focus lines of a search answer (its JSON), read as `call`'s
+/// caller on the CPU pool: what that caller may read, and nothing else.
+pub async fn read_focus(
+    answer: &Value,
+    call: Call,
+) -> Result<Vec<Result<RetrieveResponse, SearchError>>, ApiError> {
+    let spans = focus_requests(answer);
+    if spans.is_empty() {
+        return Ok(Vec::new());
+    }
+    crate::ops::on_pool(call, move |c| {
+        c.engine.retrieve_batch(&spans, c.caller.groups())
+    })
+    .await?
+    .map_err(ApiError::from)
 }
 
 #[cfg(test)]

@@ -17,16 +17,12 @@ fn suite() -> Option<PathBuf> {
     let bin =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/conformance/node_modules/.bin");
     let found = bin.join("conformance").is_file() && bin.join("node").is_file();
-    if !found {
-        let required = std::env::var("CAIRN_REQUIRE_MCP_CONFORMANCE").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "CAIRN_REQUIRE_MCP_CONFORMANCE=1 but {} lacks the suite (scripts/mcp-conformance.sh)",
-            bin.display()
-        );
-        eprintln!("mcp conformance skipped: run scripts/mcp-conformance.sh");
-    }
-    found.then_some(bin)
+    crate::fixtures::tool_present(
+        found,
+        "CAIRN_REQUIRE_MCP_CONFORMANCE",
+        "scripts/mcp-conformance.sh",
+    )
+    .then_some(bin)
 }
 
 #[test]

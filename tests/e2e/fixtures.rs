@@ -231,3 +231,15 @@ pub fn skip_reasons(manifest: &serde_json::Value) -> std::collections::BTreeMap<
         })
         .collect()
 }
+
+/// Whether a tool an optional test needs is `present`; when it is not, the
+/// test says how to get it (`install`) and is skipped, unless the variable
+/// `require` is `1` (as `.ci/run` sets it, after installing the tool).
+pub fn tool_present(present: bool, require: &str, install: &str) -> bool {
+    if !present {
+        let required = std::env::var(require).is_ok_and(|v| v == "1");
+        assert!(!required, "{require}=1 but the tool is missing: {install}");
+        eprintln!("skipped, the tool is missing: {install}");
+    }
+    present
+}

@@ -227,6 +227,9 @@ fn http_transport_enforces_tokens_and_groups() {
         let r = call(&reader_client, "search_passages", json!({"query": "fit_model", "limit": 50})).await;
         let hits = r.structured_content.as_ref().expect("s")["hits"].clone();
         assert!(hits.as_array().is_some_and(|h| h.iter().all(|h| h["repo"] != "alpha")), "{hits}");
+        // The focus lines the MCP Apps view reads are the reader's hits' only.
+        let meta = serde_json::to_string(&r.meta).expect("json");
+        assert!(meta.contains("cairn/focus") && !meta.contains("def fit_model"), "{meta}");
         let r = call(&reader_client, "retrieve", json!({"doc_id": "science/alpha/src/alpha/core.py"})).await;
         assert_eq!(r.structured_content.as_ref().expect("s")["code"], "not_found");
         let resources = reader_client.list_all_resources().await.expect("resources");

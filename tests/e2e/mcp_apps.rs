@@ -19,17 +19,12 @@ const VIEW: &str = "ui://cairn/passage.html";
 
 fn host_page() -> Option<PathBuf> {
     let page = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/mcp-apps/host.html");
-    if !page.is_file() {
-        let required = std::env::var("CAIRN_REQUIRE_MCP_APPS").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "CAIRN_REQUIRE_MCP_APPS=1 but {} is missing (scripts/mcp-apps-host.sh)",
-            page.display()
-        );
-        eprintln!("MCP Apps test skipped: run scripts/mcp-apps-host.sh");
-        return None;
-    }
-    Some(page)
+    crate::fixtures::tool_present(
+        page.is_file(),
+        "CAIRN_REQUIRE_MCP_APPS",
+        "scripts/mcp-apps-host.sh",
+    )
+    .then_some(page)
 }
 
 #[test]
@@ -58,6 +53,18 @@ fn the_official_host_shows_cairn_s_cited_lines_inline() {
             json!({"doc_id": "science/alpha/src/alpha/core.py", "start": 5, "end": 7}),
         )
         .await;
+        // A search that finds nothing still answers (with no focus lines to read).
+        let nothing = call(
+            &client,
+            "search_passages",
+            json!({"query": "zzqxjvk", "mode": "bm25"}),
+        )
+        .await;
+        assert_eq!(nothing.is_error, Some(false), "{nothing:?}");
+        assert_eq!(
+            nothing.structured_content.as_ref().expect("s")["hits"],
+            json!([])
+        );
         client.cancel().await.expect("close");
         (tools, view, searched, retrieved)
     });

@@ -28,21 +28,19 @@ impl Drop for Killed {
 }
 
 fn nginx() -> Option<&'static str> {
-    let required = std::env::var("CAIRN_REQUIRE_NGINX").is_ok_and(|v| v == "1");
     let found = ["nginx", "/usr/sbin/nginx"].into_iter().find(|e| {
         Command::new(e)
             .arg("-v")
             .output()
             .is_ok_and(|o| o.status.success())
     });
-    if found.is_none() {
-        assert!(
-            !required,
-            "CAIRN_REQUIRE_NGINX=1 but no nginx runs here (apt-get install nginx-light)"
-        );
-        eprintln!("replica test skipped: no nginx (apt-get install nginx-light)");
-    }
-    found
+    crate::fixtures::tool_present(
+        found.is_some(),
+        "CAIRN_REQUIRE_NGINX",
+        "apt-get install nginx-light",
+    )
+    .then_some(found)
+    .flatten()
 }
 
 /// nginx on loopback: `/packs/` is the watch's pack folder, everything

@@ -46,6 +46,21 @@ pub fn within_a_minute<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// A watch polling every second, once it has built and read alpha's head:
+/// the watch, the first version and that head.
+fn polling_every_second(w: &World) -> (Watching, String, git2::Oid) {
+    let out = w.path("out");
+    let watch = start_watch(w, &["--every", "1"], &[]);
+    let first = within_a_minute("the first build", || {
+        std::fs::read_to_string(out.join("CURRENT")).ok()
+    });
+    let head = w.alpha_repo().head().expect("head").target().expect("oid");
+    within_a_minute("a poll that reads alpha's head", || {
+        freshness(&out).filter(|f| alpha_head(f) == Some(head.to_string()))
+    });
+    (watch, first, head)
+}
+
 fn freshness(out: &Path) -> Option<serde_json::Value> {
     serde_json::from_slice(&std::fs::read(out.join("freshness.json")).ok()?).ok()
 }
@@ -64,13 +79,8 @@ fn a_commit_reaches_the_index_at_the_next_poll() {
     let w = World::new();
     let out = w.path("out");
     let arg = |p: &Path| p.to_str().expect("utf8").to_owned();
-    let _watch = start_watch(&w, &["--every", "1"], &[]);
+    let (_watch, first, _) = polling_every_second(&w);
     let current = || std::fs::read_to_string(out.join("CURRENT")).ok();
-    let first = within_a_minute("the first build", current);
-    let head = w.alpha_repo().head().expect("head").target().expect("oid");
-    within_a_minute("a poll that reads alpha's head", || {
-        freshness(&out).filter(|f| alpha_head(f) == Some(head.to_string()))
-    });
 
     // A push: the next poll sees the ref move and builds.
     let pushed = commit(
@@ -146,13 +156,8 @@ fn repo<'a>(f: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
 fn a_failing_remote_backs_off_while_the_others_stay_fresh() {
     let w = World::new();
     let out = w.path("out");
-    let _watch = start_watch(&w, &["--every", "1"], &[]);
+    let (_watch, first, head) = polling_every_second(&w);
     let current = || std::fs::read_to_string(out.join("CURRENT")).ok();
-    let first = within_a_minute("the first build", current);
-    let head = w.alpha_repo().head().expect("head").target().expect("oid");
-    within_a_minute("a poll that reads alpha's head", || {
-        freshness(&out).filter(|f| alpha_head(f) == Some(head.to_string()))
-    });
 
     // alpha's remote goes away (an empty folder in its place, so the
     // config still reads); beta moves on.

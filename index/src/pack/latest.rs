@@ -51,8 +51,8 @@ pub fn publish_latest(
     Ok(latest)
 }
 
-/// Removes all but the `keep` newest packs of `dir` (and their checksums),
-/// never `named`, the one latest.json names.
+/// Removes all but the `keep` (at least two) newest packs of `dir` (and
+/// their checksums), never `named`, the one latest.json names.
 fn prune_packs(dir: &Path, named: &str, keep: usize) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
@@ -64,8 +64,9 @@ fn prune_packs(dir: &Path, named: &str, keep: usize) {
         .filter_map(|p| Some((fs::metadata(&p).and_then(|m| m.modified()).ok()?, p)))
         .collect();
     packs.sort_by(|a, b| b.cmp(a));
-    // `named` counts as one of the `keep`.
-    for (_, p) in packs.into_iter().skip(keep.max(1) - 1) {
+    // `named` counts as one of the `keep`; the one named before it always
+    // stays too, for a replica that read the previous latest.json just now.
+    for (_, p) in packs.into_iter().skip(keep.max(2) - 1) {
         let _ = fs::remove_file(checksum_path(&p));
         let _ = fs::remove_file(&p);
     }

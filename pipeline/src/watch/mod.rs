@@ -92,6 +92,7 @@ pub fn watch(
                 for name in std::iter::once(first).chain(wake.try_iter()) {
                     w.repo_backoff.remove(&name);
                 }
+                w.build_backoff.reset();
             }
             Err(RecvTimeoutError::Timeout) => {}
             // No listener any more: wait out the interval as without one.
@@ -145,8 +146,9 @@ impl Watcher<'_> {
             })
             .map(|r| r.name.clone())
             .collect();
-        let retry = self.needs_build && self.build_backoff.ready(started);
-        if retry || !moved.is_empty() {
+        // A build that failed is not run again, for a retry or for a move,
+        // before its backoff has passed (a push ends the wait).
+        if (self.needs_build || !moved.is_empty()) && self.build_backoff.ready(started) {
             self.build(&repos, moved, started);
         }
         self.pack();

@@ -50,7 +50,7 @@ pub fn answer(
                 "*{n} cited passage{}* for “{question}”:",
                 if n == 1 { "" } else { "s" }
             ),
-            format!("{n} cited passages for “{}”", resp.query),
+            format!("{n} cited passages for “{question}”"),
         ),
     };
     let mut blocks = vec![section(&headline)];
@@ -58,7 +58,7 @@ pub fn answer(
         let lines = focus.get(i).and_then(Option::as_deref);
         blocks.push(section(&hit_text(hit, lines)));
         let commit = commits.get(&hit.repo).map(String::as_str).unwrap_or("");
-        let short = &commit[..commit.len().min(12)];
+        let short = commit.get(..12).unwrap_or(commit);
         blocks.push(json!({
             "type": "context",
             "elements": [{"type": "mrkdwn", "text": format!("{} at commit `{short}` · <{}|on the default branch>", escape(&hit.repo), escape(&hit.github_url))}]
@@ -75,7 +75,7 @@ pub fn answer(
 
 /// A message saying something went wrong, in words.
 pub fn trouble(what: &str) -> Value {
-    json!({"text": what, "blocks": [section(&escape(what))]})
+    json!({"text": escape(what), "blocks": [section(&escape(what))]})
 }
 
 fn section(mrkdwn: &str) -> Value {

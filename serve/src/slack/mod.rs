@@ -14,7 +14,8 @@
 //! command's `response_url` or, for events, to `chat.postMessage` in the
 //! thread. Slack's API address is an option, so tests post to a local
 //! receiver. `http` mounts the routes; this module depends on `ops` (the
-//! search operation), `live`, `pool`, `costs`, `signed` and `ratelimit`.
+//! search operation), `mcp_app` (the focus lines), `live`, `pool`, `costs`,
+//! `signed` and `ratelimit`.
 
 pub mod blocks;
 pub mod verify;
@@ -147,23 +148,26 @@ fn plain((status, text): Refusal) -> HttpResponse {
 fn verified(slack: &Slack, req: &HttpRequest, body: &[u8]) -> Result<(), Refusal> {
     let header = |n: &str| req.headers().get(n).and_then(|v| v.to_str().ok());
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    let signature = header("x-slack-signature");
-    if let Err(e) = verify::verify(
+    let verified = verify::verify(
         &slack.config.signing_secret,
-        signature,
+        header("x-slack-signature"),
         header("x-slack-request-timestamp"),
         body,
         now,
-    ) {
-        tracing::warn!(target: "cairn::slack", reason = %e, "request refused");
-        let status = match e {
-            verify::Refused::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            _ => StatusCode::UNAUTHORIZED,
-        };
-        return Err((status, e.to_string()));
-    }
+    );
+    let signature = match verified {
+        Ok(signature) => signature,
+        Err(e) => {
+            tracing::warn!(target: "cairn::slack", reason = %e, "request refused");
+            let status = match e {
+                verify::Refused::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+                _ => StatusCode::UNAUTHORIZED,
+            };
+            return Err((status, e.to_string()));
+        }
+    };
     // The same signature twice is the same request sent again.
-    if !slack.signatures.first_time(signature.unwrap_or_default()) {
+    if !slack.signatures.first_time(&signature) {
         return Err((
             StatusCode::CONFLICT,
             "this request was already received".into(),
@@ -196,7 +200,7 @@ async fn command(slack: web::Data<Slack>, req: HttpRequest, body: web::Bytes) ->
     if let Err(refused) = allowed_team(&slack, field("team_id")) {
         return plain(refused);
     }
-    let question = field("text").trim().to_owned();
+    let question = unescape(field("text")).trim().to_owned();
     if question.is_empty() {
         return HttpResponse::Ok().json(json!({
             "response_type": "ephemeral",
@@ -256,7 +260,9 @@ async fn event(slack: web::Data<Slack>, req: HttpRequest, body: web::Bytes) -> H
         .or(e["ts"].as_str())
         .unwrap_or("")
         .to_owned();
-    if wanted && from_a_person && !question.is_empty() && !channel.is_empty() {
+    if slack.config.bot_token.is_none() {
+        tracing::warn!(target: "cairn::slack", "an event, and no bot token to answer it with (--slack-bot-token-file)");
+    } else if wanted && from_a_person && !question.is_empty() && !channel.is_empty() {
         spawn_answer(slack.into_inner(), question, Reply::Thread { channel, ts });
     }
     HttpResponse::Ok().finish()
@@ -271,11 +277,15 @@ fn question_of(text: &str) -> String {
         rest = rest[i..].split_once('>').map_or("", |(_, r)| r);
     }
     out.push_str(rest);
-    out.replace("&lt;", "<")
+    unescape(&out).trim().to_owned()
+}
+
+/// Text as Slack sends it, its three entities decoded (`&amp;` last, so
+/// `&amp;lt;` stays `&lt;`).
+fn unescape(text: &str) -> String {
+    text.replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&amp;", "&")
-        .trim()
-        .to_owned()
 }
 
 /// Whether `url` may receive an answer: Slack's hooks, or (for a local
@@ -352,14 +362,10 @@ async fn answer(slack: &Slack, question: String) -> Value {
         Err(e) => return blocks::trouble(&format!("cairn could not answer: {}", e.detail)),
     };
     // Each hit's focus lines (its snippet is not them), as the MCP view reads them.
-    let spans = crate::mcp_app::focus_requests(&serde_json::to_value(&resp).unwrap_or_default());
-    let read = crate::ops::on_pool(call(), move |c| {
-        c.engine.retrieve_batch(&spans, c.caller.groups())
-    })
-    .await;
-    let focus: Vec<Option<String>> = match read {
-        Ok(Ok(read)) => read.into_iter().map(|r| r.ok().map(|r| r.text)).collect(),
-        _ => Vec::new(),
+    let answer = serde_json::to_value(&resp).unwrap_or_default();
+    let focus: Vec<Option<String>> = match crate::mcp_app::read_focus(&answer, call()).await {
+        Ok(read) => read.into_iter().map(|r| r.ok().map(|r| r.text)).collect(),
+        Err(_) => Vec::new(),
     };
     blocks::answer(&resp, &focus, &commits, more.as_deref())
 }

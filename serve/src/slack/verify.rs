@@ -30,14 +30,16 @@ pub enum Refused {
 }
 
 /// Checks one request's `signature` and `timestamp` headers and body
-/// against `secret`, at `now` (seconds since the Unix epoch).
+/// against `secret`, at `now` (seconds since the Unix epoch); answers the
+/// signature in one spelling (lower-case hex), which names the request
+/// however its header spelled the hex digits.
 pub fn verify(
     secret: &[u8],
     signature: Option<&str>,
     timestamp: Option<&str>,
     body: &[u8],
     now: i64,
-) -> Result<(), Refused> {
+) -> Result<String, Refused> {
     if body.len() > MAX_BODY_BYTES {
         return Err(Refused::TooLarge);
     }
@@ -46,7 +48,7 @@ pub fn verify(
         .trim()
         .parse()
         .map_err(|_| Refused::Unsigned("X-Slack-Request-Timestamp"))?;
-    if (now - at).abs() > MAX_SKEW_SECONDS {
+    if now.abs_diff(at) > MAX_SKEW_SECONDS.unsigned_abs() {
         return Err(Refused::Stale);
     }
     let given = signature
@@ -54,7 +56,7 @@ pub fn verify(
         .and_then(|h| hex::decode(h).ok())
         .ok_or(Refused::Unsigned("X-Slack-Signature"))?;
     match hmac_matches(secret, &[b"v0:", ts.as_bytes(), b":", body], &given) {
-        true => Ok(()),
+        true => Ok(hex::encode(given)),
         false => Err(Refused::BadSignature),
     }
 }
@@ -80,7 +82,25 @@ mod tests {
         );
         let ts = now.to_string();
         let good = sign(secret, &ts, body);
-        assert_eq!(verify(secret, Some(&good), Some(&ts), body, now), Ok(()));
+        assert_eq!(
+            verify(secret, Some(&good), Some(&ts), body, now),
+            Ok(good[3..].to_owned())
+        );
+        // The same signature in capitals is the same request.
+        assert_eq!(
+            verify(
+                secret,
+                Some(&good.to_uppercase().replace("V0=", "v0=")),
+                Some(&ts),
+                body,
+                now
+            ),
+            Ok(good[3..].to_owned())
+        );
+        assert_eq!(
+            verify(secret, Some(&good), Some("-9223372036854775808"), body, now),
+            Err(Refused::Stale)
+        );
         assert_eq!(
             verify(secret, Some(&good), Some(&ts), b"text=ho", now),
             Err(Refused::BadSignature)
