@@ -152,6 +152,9 @@ fn pull_once(
     let version = IndexVersion::parse(&version)
         .map_err(|e| anyhow::anyhow!("index version {version:?}: {e}"))?;
     let root = IndexRoot::new(&a.index);
+    if source.ends_with(".json") {
+        copy_freshness(agent, source, &a.index);
+    }
     if skip == Some(&version) {
         return Ok(version);
     }
@@ -198,4 +201,25 @@ fn pull_once(
         a.index.display()
     );
     Ok(version)
+}
+
+/// The `freshness.json` a watch's `--pack-to` writes beside `latest`, copied
+/// into the index root, so a replica says how far it is behind as the
+/// watching machine does. A folder without one (the nightly's) is fine.
+fn copy_freshness(agent: &ureq::Agent, latest: &str, index: &std::path::Path) {
+    use cairn_index::freshness::{self, FRESHNESS_FILE, Freshness};
+    let Some((base, _)) = latest.rsplit_once('/') else {
+        return;
+    };
+    let read = agent
+        .get(&format!("{base}/{FRESHNESS_FILE}"))
+        .call()
+        .and_then(|mut r| r.body_mut().with_config().limit(1 << 20).read_to_string());
+    if let Some(f) = read
+        .ok()
+        .and_then(|body| serde_json::from_str::<Freshness>(&body).ok())
+        && let Err(e) = freshness::write(index, &f)
+    {
+        eprintln!("cairn pull: {}: {e}", index.join(FRESHNESS_FILE).display());
+    }
 }

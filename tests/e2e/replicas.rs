@@ -218,6 +218,22 @@ fn two_replicas_behind_nginx_follow_the_watch_with_no_failed_request() {
         assert_eq!(cited, format!("science/alpha/src/alpha/replicated_{n}.py"));
         waits.push(pushed_at.elapsed());
     }
+    // Each replica says how fresh it is, as the watching machine does: the
+    // watch's freshness.json comes along with the packs.
+    for port in &ports {
+        within_a_minute("a replica's freshness", || {
+            let (_, v) = get_json(&format!("http://127.0.0.1:{port}/version"), &token);
+            let alpha = v["repos"]
+                .as_array()?
+                .iter()
+                .find(|r| r["name"] == "alpha")?
+                .clone();
+            (alpha["checked_at"].is_string() && alpha["commits_behind"] == 0).then_some(())
+        });
+        let (_, health) = get_json(&format!("http://127.0.0.1:{port}/health"), &token);
+        assert!(health["checked_at"].is_string(), "{health}");
+        assert_eq!(health["repos_behind"], 0, "{health}");
+    }
     stop.store(true, Ordering::Relaxed);
     client.join().expect("client");
     let (ok, failed) = (ok.load(Ordering::Relaxed), failed.load(Ordering::Relaxed));

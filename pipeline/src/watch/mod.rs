@@ -158,8 +158,13 @@ impl Watcher<'_> {
             repos,
             last_build: self.last_build.clone(),
         };
-        if let Err(e) = freshness::write(&self.opts.build.out, &freshness) {
-            self.reporter.note(&format!("{FRESHNESS_FILE}: {e}"));
+        // Beside the packs too, for replicas' `cairn pull` to bring along.
+        let roots = std::iter::once(&self.opts.build.out).chain(self.opts.pack_to.as_ref());
+        for root in roots {
+            if let Err(e) = freshness::write(root, &freshness) {
+                self.reporter
+                    .note(&format!("{}: {e}", root.join(FRESHNESS_FILE).display()));
+            }
         }
         Ok(())
     }
@@ -236,6 +241,13 @@ impl Watcher<'_> {
                     .iter()
                     .filter_map(|r| Some((r.name.as_str(), r.error.as_deref()?)))
                     .collect();
+                // A repository read for the first time had no head to ask
+                // for yet: what the build indexed is what its remote offered.
+                let indexed: BTreeMap<&str, &str> = summary
+                    .repos
+                    .iter()
+                    .filter_map(|r| Some((r.name.as_str(), r.commit.as_deref()?)))
+                    .collect();
                 self.built.clear();
                 // A remote that did not answer was counted when it was asked.
                 for r in repos.iter().filter(|r| r.error.is_none()) {
@@ -245,7 +257,11 @@ impl Watcher<'_> {
                         tracing::warn!(target: "cairn::watch", repo = %r.name, error = %e, retry_in_s = wait.as_secs(), "sync");
                     } else {
                         backoff.reset();
-                        self.built.insert(r.name.clone(), r.remote_head.clone());
+                        let head = r
+                            .remote_head
+                            .clone()
+                            .or_else(|| indexed.get(r.name.as_str()).map(|c| (*c).to_owned()));
+                        self.built.insert(r.name.clone(), head);
                     }
                 }
             }

@@ -28,7 +28,7 @@ use crate::pool::CpuPool;
 use crate::ratelimit::RateLimiter;
 use crate::signed::RecentIds;
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
 use cairn_search::{Caller, Deadline, Filters};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -117,6 +117,17 @@ impl Slack {
     }
 }
 
+impl Slack {
+    /// The one caller Slack is: its groups, never an admin.
+    fn caller(&self) -> Caller {
+        Caller {
+            name: "slack".to_owned(),
+            groups: Some(self.config.groups.clone()),
+            admin: false,
+        }
+    }
+}
+
 /// Registers `/slack/commands` and `/slack/events`.
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/slack/commands").route(web::post().to(command)))
@@ -166,8 +177,11 @@ fn verified(slack: &Slack, req: &HttpRequest, body: &[u8]) -> Result<(), Refusal
             return Err((status, e.to_string()));
         }
     };
+    // From here on the access log names the caller the request searches as.
+    req.extensions_mut().insert(slack.caller());
     // The same signature twice is the same request sent again.
     if !slack.signatures.first_time(&signature) {
+        tracing::warn!(target: "cairn::slack", "request refused: a replay (its signature was seen before)");
         return Err((
             StatusCode::CONFLICT,
             "this request was already received".into(),
@@ -209,6 +223,7 @@ async fn command(slack: web::Data<Slack>, req: HttpRequest, body: web::Bytes) ->
     }
     let response_url = field("response_url");
     if !response_url_allowed(&slack.config.api_url, response_url) {
+        tracing::warn!(target: "cairn::slack", response_url, "request refused: the response_url is not Slack's");
         return plain((
             StatusCode::BAD_REQUEST,
             "response_url is not Slack's".into(),
@@ -317,11 +332,7 @@ async fn answer(slack: &Slack, question: String) -> Value {
             "cairn is answering too many questions right now; ask again in {wait} s."
         ));
     }
-    let caller = Caller {
-        name: "slack".to_owned(),
-        groups: Some(slack.config.groups.clone()),
-        admin: false,
-    };
+    let caller = slack.caller();
     let engine = server.live.current();
     let commits: BTreeMap<String, String> = engine
         .version(caller.groups())
