@@ -107,6 +107,11 @@ impl VersionBuilder {
         })
     }
 
+    /// Writes the version's history (`history.json`).
+    pub fn write_history(&self, history: &crate::history::History) -> Result<(), WriteError> {
+        Ok(self.writer.write_json(files::HISTORY, history)?)
+    }
+
     /// Adds document `doc`'s chunks, in line order, taking their vectors from
     /// `rows` in [`crate::rows`] order.
     pub fn add_doc<'r>(

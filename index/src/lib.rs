@@ -16,6 +16,7 @@ pub mod ann;
 pub mod builder;
 pub mod definitions;
 pub mod freshness;
+pub mod history;
 pub mod ids;
 pub mod language;
 pub mod layout;

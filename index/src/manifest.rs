@@ -4,10 +4,12 @@ use crate::IndexVersion;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The format this code writes (5: `trigrams.bin`, `definitions.json`).
-pub const FORMAT_VERSION: u32 = 6;
+/// The format this code writes (5: `trigrams.bin`, `definitions.json`; 7: `history.json`).
+pub const FORMAT_VERSION: u32 = 7;
 /// The first format with `trigrams.bin` and `definitions.json`.
 pub const TRIGRAMS_SINCE: u32 = 5;
+/// The first format with `history.json`.
+pub const HISTORY_SINCE: u32 = 7;
 /// The oldest format this code can still read.
 pub const OLDEST_READABLE_FORMAT: u32 = 3;
 

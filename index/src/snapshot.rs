@@ -3,7 +3,7 @@
 
 use crate::ann::AnnIndex;
 use crate::layout::{LayoutError, files};
-use crate::manifest::TRIGRAMS_SINCE;
+use crate::manifest::{HISTORY_SINCE, TRIGRAMS_SINCE};
 use crate::schema::ChunkSchema;
 use crate::trigrams::Trigrams;
 use crate::vectors::Vectors;
@@ -72,6 +72,9 @@ pub struct Snapshot {
     pub trigrams: Option<Trigrams<Mmap>>,
     /// What each document defines (format 5 on; empty for older versions).
     pub definitions: Vec<DefinitionRecord>,
+    /// Each line's last commit and each document's log (format 7 on;
+    /// `None` for older versions, which answer that no history was recorded).
+    pub history: Option<crate::history::History>,
     /// Inverted lists over the chunk and subchunk vectors, when the builder
     /// wrote them (large versions); `None` means search scans exactly.
     pub ann: Option<AnnIndex>,
@@ -190,6 +193,10 @@ impl Snapshot {
             )));
         }
 
+        let history = match manifest.format_version >= HISTORY_SINCE {
+            true => Some(read_json(path, files::HISTORY)?),
+            false => None,
+        };
         let definitions: Vec<DefinitionRecord> = match manifest.format_version >= TRIGRAMS_SINCE {
             true => read_json(path, files::DEFINITIONS)?,
             false => Vec::new(),
@@ -263,6 +270,7 @@ impl Snapshot {
             schema: ChunkSchema::new(),
             trigrams,
             definitions,
+            history,
             ann,
             by_id,
             lines,

@@ -21,6 +21,7 @@ pub mod documents;
 pub mod embed_cache;
 #[cfg(any(test, feature = "test-fixtures"))]
 pub mod fixtures;
+pub mod history;
 pub mod pairs;
 pub mod part;
 pub mod pdf;

@@ -25,6 +25,7 @@ pub mod eval;
 pub mod explain;
 mod filters;
 pub mod grep;
+pub mod history;
 pub mod links;
 pub mod passages;
 pub mod query_vectors;
@@ -44,6 +45,7 @@ pub use engine::{Engine, EngineOptions, MAX_SPAN_LINES, MAX_TEXT_BYTES, PageCita
 pub use explain::{ExplainRequest, ExplainResponse};
 pub use filters::{Filters, MAX_FILTER_VALUES, Mode, OneOrMany, one_or_many};
 pub use grep::{GrepRequest, GrepResponse};
+pub use history::{HistoryCommit, HistoryResponse};
 pub use passages::{
     CitationLink, DEFAULT_LIMIT, Hit, MAX_LIMIT, MAX_QUERIES, MAX_QUERY_CHARS, PassageId,
     PassageIdError, ScoreBreakdown, SearchRequest, SearchResponse,

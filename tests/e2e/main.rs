@@ -16,6 +16,7 @@ mod grep;
 mod hardening;
 mod hardening2;
 mod hardening3;
+mod history;
 mod http;
 mod install;
 mod layout;

@@ -115,6 +115,8 @@ pub mod files {
     pub const TRIGRAMS: &str = "trigrams.bin";
     /// What each document defines (format 5 on).
     pub const DEFINITIONS: &str = "definitions.json";
+    /// Each line's last commit and each document's recent log (format 7 on).
+    pub const HISTORY: &str = "history.json";
     /// The approximate index's partitions, when the version has one
     /// (`ann-<i>-chunks.ivf`, `ann-<i>-subchunks.ivf` each).
     pub const ANN: &str = crate::ann::PARTITIONS;

@@ -129,6 +129,9 @@ pub fn merge(
             docs: r.source_docs(),
             skipped: r.skips(),
             record: r.record,
+            // Parts do not carry line history yet (issue 48): a merged
+            // version has none.
+            history: Default::default(),
         });
         chunked.extend(
             r.chunks

@@ -8,6 +8,7 @@ use crate::documents::{Skipped, SourceDoc, read_commit};
 use crate::report::Reporter;
 use crate::sync::Retry;
 use cairn_index::DocId;
+use cairn_index::history::RepoHistory;
 use cairn_index::manifest::RepoRecord;
 
 use crate::documents::PdfClock;
@@ -17,6 +18,8 @@ pub(super) struct RepoDocs {
     pub(super) record: RepoRecord,
     pub(super) docs: Vec<SourceDoc>,
     pub(super) skipped: Vec<Skipped>,
+    /// Its documents' line history (empty for articles and failed repositories).
+    pub(super) history: RepoHistory,
 }
 
 pub(super) fn sync_all(
@@ -96,10 +99,24 @@ pub(super) fn sync_all(
                 repo: cfg.name.clone(),
                 source,
             })?;
-            Ok((s.default_branch, s.commit.to_string(), docs, skipped))
+            // Text read from the repository (not extracted from a PDF) has lines git can blame.
+            let paths: Vec<&str> = docs
+                .iter()
+                .filter(|d| d.pdf.is_none())
+                .map(|d| d.path.as_str())
+                .collect();
+            let history =
+                crate::history::record(&s.repo, s.commit, &paths, settings.history_limits());
+            Ok((
+                s.default_branch,
+                s.commit.to_string(),
+                docs,
+                skipped,
+                history,
+            ))
         });
         match result {
-            Ok((branch, commit, mut docs, skipped)) => {
+            Ok((branch, commit, mut docs, skipped, history)) => {
                 // Only documents with a valid id are indexed; everything
                 // downstream (chunking, the registry, parts) relies on this list.
                 docs.retain(|d| DocId::new(&cfg.category, &cfg.name, &d.path).is_ok());
@@ -118,6 +135,7 @@ pub(super) fn sync_all(
                     record,
                     docs,
                     skipped,
+                    history,
                 });
             }
             Err(e) if opts.keep_going => {
@@ -130,6 +148,7 @@ pub(super) fn sync_all(
                     record,
                     docs: Vec::new(),
                     skipped: Vec::new(),
+                    history: RepoHistory::default(),
                 });
             }
             Err(e) => return Err(e),
@@ -259,5 +278,6 @@ fn article_docs(
         record,
         docs,
         skipped,
+        history: RepoHistory::default(),
     })
 }

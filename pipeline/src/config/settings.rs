@@ -57,6 +57,26 @@ pub struct BuildSettings {
     /// Seconds all of `articles:` may take to download together.
     #[serde(skip_serializing_if = "is_default_articles_fetch_seconds")]
     pub articles_fetch_seconds: f64,
+    /// Seconds one repository's line history (blame and log) may take;
+    /// documents past it are recorded without history, with the reason.
+    #[serde(skip_serializing_if = "is_default_history_seconds")]
+    pub history_seconds: f64,
+    /// Commits kept in each document's log.
+    #[serde(skip_serializing_if = "is_default_history_depth")]
+    pub history_depth: usize,
+}
+
+/// What one repository's history may take, by default.
+pub const DEFAULT_HISTORY_SECONDS: f64 = 120.0;
+/// Commits in each document's log, by default.
+pub const DEFAULT_HISTORY_DEPTH: usize = 10;
+
+fn is_default_history_seconds(s: &f64) -> bool {
+    *s == DEFAULT_HISTORY_SECONDS
+}
+
+fn is_default_history_depth(n: &usize) -> bool {
+    *n == DEFAULT_HISTORY_DEPTH
 }
 
 /// What all of `articles:` may take to download, by default.
@@ -121,6 +141,18 @@ impl Default for BuildSettings {
             pdf_seconds: crate::pdf::PdfLimits::default().timeout.as_secs_f64(),
             pdf_repo_seconds: crate::pdf::PdfLimits::default().repo_budget.as_secs_f64(),
             articles_fetch_seconds: DEFAULT_ARTICLES_FETCH_SECONDS,
+            history_seconds: DEFAULT_HISTORY_SECONDS,
+            history_depth: DEFAULT_HISTORY_DEPTH,
+        }
+    }
+}
+
+impl BuildSettings {
+    /// How much line history a build records per repository.
+    pub fn history_limits(&self) -> crate::history::HistoryLimits {
+        crate::history::HistoryLimits {
+            budget: seconds(self.history_seconds),
+            depth: self.history_depth,
         }
     }
 }

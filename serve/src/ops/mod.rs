@@ -18,6 +18,7 @@ pub mod explain;
 pub mod fetch;
 pub mod grep;
 pub mod health;
+pub mod history;
 pub mod ready;
 pub mod references;
 pub mod retrieve;
@@ -207,6 +208,7 @@ pub static OPERATIONS: &[Operation] = &[
     operation::<fetch::Fetch>(),
     operation::<retrieve::Retrieve>(),
     operation::<retrieve_batch::RetrieveBatch>(),
+    operation::<history::History>(),
     operation::<tree::Tree>(),
     operation::<context::Context>(),
     operation::<explain::Explain>(),

@@ -1,0 +1,166 @@
+//! Each indexed line's history, recorded while the repository is at hand
+//! (issue 48): git's blame of every indexed text document at the indexed
+//! commit, and one walk of the history listing the commits that changed
+//! each document (its log), within a per-repository time budget
+//! (`history_seconds`; what it leaves out is recorded with the reason).
+//! Commits are kept once per repository, without e-mail addresses.
+//! Used by `build::sources`; depends on git2 and the index's history types.
+
+use cairn_index::history::{CommitInfo, DocHistory, RepoHistory};
+use git2::{BlameOptions, Oid, Repository, Sort};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// How much history a build records.
+#[derive(Clone, Copy, Debug)]
+pub struct HistoryLimits {
+    /// Time one repository's history may take.
+    pub budget: Duration,
+    /// Commits kept in each document's log.
+    pub depth: usize,
+}
+
+/// The commits a history names, each once.
+#[derive(Default)]
+struct Commits {
+    list: Vec<CommitInfo>,
+    index: HashMap<Oid, u32>,
+}
+
+impl Commits {
+    fn intern(&mut self, repo: &Repository, oid: Oid) -> u32 {
+        if let Some(&i) = self.index.get(&oid) {
+            return i;
+        }
+        let info = repo
+            .find_commit(oid)
+            .map(|c| CommitInfo {
+                sha: oid.to_string(),
+                author: c.author().name().unwrap_or("").to_owned(),
+                date: rfc3339(c.author().when()),
+                summary: c.summary().unwrap_or("").to_owned(),
+            })
+            .unwrap_or_else(|_| CommitInfo {
+                sha: oid.to_string(),
+                ..CommitInfo::default()
+            });
+        let i = self.list.len() as u32;
+        self.list.push(info);
+        self.index.insert(oid, i);
+        i
+    }
+}
+
+fn rfc3339(t: git2::Time) -> String {
+    let offset = time::UtcOffset::from_whole_seconds(t.offset_minutes() * 60)
+        .unwrap_or(time::UtcOffset::UTC);
+    time::OffsetDateTime::from_unix_timestamp(t.seconds())
+        .map(|d| d.to_offset(offset))
+        .ok()
+        .and_then(|d| {
+            d.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_default()
+}
+
+/// The history of `paths` at `commit` of `repo`.
+pub fn record(
+    repo: &Repository,
+    commit: Oid,
+    paths: &[&str],
+    limits: HistoryLimits,
+) -> RepoHistory {
+    let started = Instant::now();
+    let spent = || started.elapsed() > limits.budget;
+    let mut commits = Commits::default();
+    let mut docs: BTreeMap<String, DocHistory> = BTreeMap::new();
+    let mut skipped = BTreeMap::new();
+    for &path in paths {
+        if spent() {
+            skipped.insert(
+                path.to_owned(),
+                "history budget spent (history_seconds)".to_owned(),
+            );
+            continue;
+        }
+        let mut opts = BlameOptions::new();
+        opts.newest_commit(commit);
+        match repo.blame_file(Path::new(path), Some(&mut opts)) {
+            Ok(blame) => {
+                let runs = blame
+                    .iter()
+                    .map(|h| {
+                        [
+                            h.final_start_line() as u32,
+                            h.lines_in_hunk() as u32,
+                            commits.intern(repo, h.final_commit_id()),
+                        ]
+                    })
+                    .collect();
+                docs.insert(
+                    path.to_owned(),
+                    DocHistory {
+                        blame: runs,
+                        log: Vec::new(),
+                    },
+                );
+            }
+            Err(e) => {
+                skipped.insert(path.to_owned(), format!("blame failed: {}", e.message()));
+            }
+        }
+    }
+    log(repo, commit, &mut docs, &mut commits, limits, started);
+    RepoHistory {
+        commits: commits.list,
+        docs,
+        skipped,
+    }
+}
+
+/// Fills each document's log: one walk from `commit`, newest first, noting
+/// for each commit the documents it changed against its first parent, until
+/// every log is full, the history ends or the budget is spent.
+fn log(
+    repo: &Repository,
+    commit: Oid,
+    docs: &mut BTreeMap<String, DocHistory>,
+    commits: &mut Commits,
+    limits: HistoryLimits,
+    started: Instant,
+) {
+    let Ok(mut walk) = repo.revwalk() else {
+        return;
+    };
+    if walk.push(commit).is_err() || walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME).is_err() {
+        return;
+    }
+    let mut open = docs.len();
+    for oid in walk.flatten() {
+        if open == 0 || started.elapsed() > limits.budget {
+            break;
+        }
+        let Ok(c) = repo.find_commit(oid) else { break };
+        let (Ok(tree), parent) = (c.tree(), c.parents().next().and_then(|p| p.tree().ok())) else {
+            break;
+        };
+        let Ok(diff) = repo.diff_tree_to_tree(parent.as_ref(), Some(&tree), None) else {
+            continue;
+        };
+        for delta in diff.deltas() {
+            let Some(path) = delta.new_file().path().and_then(|p| p.to_str()) else {
+                continue;
+            };
+            if let Some(d) = docs.get_mut(path)
+                && d.log.len() < limits.depth
+            {
+                d.log.push(commits.intern(repo, oid));
+                if d.log.len() == limits.depth {
+                    open -= 1;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! `history`: when and why a span's lines changed, from what the builder
+//! recorded (index::history): each distinct commit that last changed any of
+//! its lines, with the lines it owns and links to the commit and to
+//! GitHub's blame of the span, then the file's recent log. Access as for
+//! retrieve: a document the caller may not read is not found.
+
+use crate::engine::Engine;
+use crate::{SearchError, SpanRequest, invalid};
+use cairn_index::LineSpan;
+use cairn_index::history::CommitInfo;
+use serde::Serialize;
+use std::fmt;
+use utoipa::ToSchema;
+
+/// One commit, as a history answer names it.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
+pub struct HistoryCommit {
+    /// Full sha.
+    pub sha: String,
+    /// Author's name.
+    pub author: String,
+    /// When it was authored (RFC 3339).
+    pub date: String,
+    /// Its summary line.
+    pub summary: String,
+    /// The commit on the repository's web host.
+    pub url: String,
+    /// The lines of the span it last changed, as `[first, last]` runs (blame only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<[u32; 2]>,
+}
+
+/// When and why a span's lines changed.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
+pub struct HistoryResponse {
+    /// The document.
+    pub doc_id: String,
+    /// First line of the span.
+    pub start_line: u32,
+    /// Last line, inclusive.
+    pub end_line: u32,
+    /// The indexed commit the history is of.
+    pub commit: String,
+    /// Each commit that last changed a line of the span, newest first.
+    pub blame: Vec<HistoryCommit>,
+    /// The file's most recent commits, newest first.
+    pub log: Vec<HistoryCommit>,
+    /// GitHub's blame view of the span at the indexed commit.
+    pub blame_url: String,
+    /// Why no history is known, when none is (a version built before
+    /// history was recorded, a document past the time budget).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
+    /// The version answering.
+    pub index_version: String,
+}
+
+impl fmt::Display for HistoryResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{}:{}-{} at {}",
+            self.doc_id,
+            self.start_line,
+            self.end_line,
+            self.commit.get(..12).unwrap_or(&self.commit)
+        )?;
+        if let Some(m) = &self.missing {
+            return writeln!(f, "no history: {m}");
+        }
+        for c in &self.blame {
+            let runs: Vec<String> = c.lines.iter().map(|[a, b]| format!("{a}-{b}")).collect();
+            writeln!(
+                f,
+                "lines {}: {} {} {}: {}",
+                runs.join(","),
+                c.sha.get(..12).unwrap_or(&c.sha),
+                c.date,
+                c.author,
+                c.summary
+            )?;
+        }
+        writeln!(f, "recent commits of the file:")?;
+        for c in &self.log {
+            writeln!(
+                f,
+                "  {} {} {}: {}",
+                c.sha.get(..12).unwrap_or(&c.sha),
+                c.date,
+                c.author,
+                c.summary
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Engine {
+    /// The history of `req`'s lines (default: the whole file, up to the span limit).
+    pub fn history(
+        &self,
+        req: &SpanRequest,
+        groups: Option<&[String]>,
+    ) -> Result<HistoryResponse, SearchError> {
+        let doc = self.visible_doc(&req.doc_id, groups)?;
+        let d = &self.snap.docs[doc as usize];
+        let total = self.snap.line_index(doc).line_count().max(1);
+        let (start, end) = req.span();
+        let asked = LineSpan::new(start, end)
+            .map_err(|e| invalid(if start < 1 { "start" } else { "end" }, e.to_string()))?;
+        let span = LineSpan {
+            start: asked.start.min(total),
+            end: asked.end.min(total),
+        };
+        let repo = self.snap.manifest.repos.iter().find(|r| r.name == d.repo);
+        let web = repo
+            .map_or("", |r| r.web_url.as_str())
+            .trim_end_matches('/');
+        let commit = repo.and_then(|r| r.commit.clone()).unwrap_or_default();
+        let mut answer = HistoryResponse {
+            doc_id: d.doc_id.to_string(),
+            start_line: span.start,
+            end_line: span.end,
+            blame_url: format!(
+                "{web}/blame/{commit}/{}#L{}-L{}",
+                crate::links::encode_path(&d.path),
+                span.start,
+                span.end
+            ),
+            commit,
+            blame: Vec::new(),
+            log: Vec::new(),
+            missing: None,
+            index_version: self.snap.version.to_string(),
+        };
+        let recorded = self
+            .snap
+            .history
+            .as_ref()
+            .and_then(|h| h.repos.get(&d.repo));
+        let Some(repo_history) = recorded else {
+            answer.missing = Some("this index version records no line history (built before format 7, or merged from shards)".to_owned());
+            return Ok(answer);
+        };
+        let Some(doc_history) = repo_history.docs.get(&d.path) else {
+            answer.missing = Some(
+                repo_history
+                    .skipped
+                    .get(&d.path)
+                    .cloned()
+                    .unwrap_or_else(|| "not recorded for this document".to_owned()),
+            );
+            return Ok(answer);
+        };
+        let commit_of = |i: u32, lines: Vec<[u32; 2]>| -> HistoryCommit {
+            let c = repo_history
+                .commits
+                .get(i as usize)
+                .cloned()
+                .unwrap_or(CommitInfo::default());
+            HistoryCommit {
+                url: format!("{web}/commit/{}", c.sha),
+                sha: c.sha,
+                author: c.author,
+                date: c.date,
+                summary: c.summary,
+                lines,
+            }
+        };
+        // Each blame run cut to the span, its lines credited to its commit.
+        let mut owned: Vec<(u32, Vec<[u32; 2]>)> = Vec::new();
+        for &[first, n, c] in &doc_history.blame {
+            let (a, b) = (
+                first.max(span.start),
+                (first + n).saturating_sub(1).min(span.end),
+            );
+            if n == 0 || a > b {
+                continue;
+            }
+            match owned.iter_mut().find(|(i, _)| *i == c) {
+                Some((_, runs)) => runs.push([a, b]),
+                None => owned.push((c, vec![[a, b]])),
+            }
+        }
+        let mut blame: Vec<HistoryCommit> = owned
+            .into_iter()
+            .map(|(c, runs)| commit_of(c, runs))
+            .collect();
+        blame.sort_by(|x, y| y.date.cmp(&x.date).then_with(|| x.sha.cmp(&y.sha)));
+        answer.blame = blame;
+        answer.log = doc_history
+            .log
+            .iter()
+            .map(|&c| commit_of(c, Vec::new()))
+            .collect();
+        Ok(answer)
+    }
+}

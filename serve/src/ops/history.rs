@@ -1,0 +1,36 @@
+//! `history`: when and why a span's lines changed.
+
+use super::{Call, Meta, Method, Op, Route};
+use crate::problem::ApiError;
+use cairn_search::{HistoryResponse, SpanRequest};
+
+/// The operation.
+pub struct History;
+
+impl Op for History {
+    type Args = SpanRequest;
+    type Output = HistoryResponse;
+    const META: Meta = Meta {
+        title: "Line history",
+        tool: Some("history"),
+        routes: &[Route {
+            method: Method::Get,
+            path: "/history",
+            operation_id: "getLineHistory",
+            summary: "When and why a span's lines changed.",
+        }],
+        tag: "retrieve",
+        description: "For lines start..end of a document (doc_id from a search hit): each commit that last changed any of them at the indexed commit (sha, date, author, summary, the lines it owns, a link to the commit), a link to GitHub's blame of the span, and the file's recent commits. Use it for \"when was this added?\" or \"is this fixed on main?\".",
+        answers: "Who last changed each line, when and why, and the file's recent commits",
+        cli: Some("history"),
+        ..Meta::READ
+    };
+
+    fn run(span: SpanRequest, call: &Call) -> Result<HistoryResponse, ApiError> {
+        Ok(call.engine.history(&span, call.caller.groups())?)
+    }
+
+    fn text(r: &HistoryResponse) -> String {
+        r.to_string()
+    }
+}
