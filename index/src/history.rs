@@ -14,7 +14,7 @@ pub struct CommitInfo {
     pub sha: String,
     /// Its author's name.
     pub author: String,
-    /// When it was authored (RFC 3339).
+    /// When it was authored (RFC 3339, UTC).
     pub date: String,
     /// Its summary line.
     pub summary: String,
@@ -52,6 +52,10 @@ pub struct RepoHistory {
     /// an error).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub skipped: BTreeMap<String, String>,
+    /// Where a shallow mirror's history is cut: lines older than this
+    /// commit are credited to it (as git blame's boundary `^sha`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boundary: Option<String>,
 }
 
 /// A version's history: each repository's, by name.

@@ -52,11 +52,9 @@ impl Commits {
     }
 }
 
+/// A commit's time in UTC (RFC 3339), so that dates compare as text.
 fn rfc3339(t: git2::Time) -> String {
-    let offset = time::UtcOffset::from_whole_seconds(t.offset_minutes() * 60)
-        .unwrap_or(time::UtcOffset::UTC);
     time::OffsetDateTime::from_unix_timestamp(t.seconds())
-        .map(|d| d.to_offset(offset))
         .ok()
         .and_then(|d| {
             d.format(&time::format_description::well_known::Rfc3339)
@@ -77,6 +75,10 @@ pub fn record(
     let mut commits = Commits::default();
     let mut docs: BTreeMap<String, DocHistory> = BTreeMap::new();
     let mut skipped = BTreeMap::new();
+    // A shallow mirror's history stops at its boundary commits, whose
+    // parents it lacks: blame stops there too, crediting them with what
+    // came before, as `git blame` does (its `^sha` lines).
+    let boundary = shallow_boundary(repo, commit);
     for &path in paths {
         if spent() {
             skipped.insert(
@@ -87,6 +89,9 @@ pub fn record(
         }
         let mut opts = BlameOptions::new();
         opts.newest_commit(commit);
+        if let Some(b) = boundary {
+            opts.oldest_commit(b);
+        }
         match repo.blame_file(Path::new(path), Some(&mut opts)) {
             Ok(blame) => {
                 let runs = blame
@@ -117,6 +122,27 @@ pub fn record(
         commits: commits.list,
         docs,
         skipped,
+        boundary: boundary.map(|b| b.to_string()),
+    }
+}
+
+/// The commit a shallow history is cut at: the first `shallow` entry, or
+/// (a mirror fetched from a shallow one keeps no such file) the newest
+/// commit down `commit`'s first parents whose parents are missing; `None`
+/// for a whole history.
+fn shallow_boundary(repo: &Repository, commit: Oid) -> Option<Oid> {
+    if let Ok(text) = std::fs::read_to_string(repo.path().join("shallow"))
+        && let Some(b) = text.lines().find_map(|l| Oid::from_str(l.trim()).ok())
+    {
+        return Some(b);
+    }
+    // Down the first parents: a revwalk cannot even start where parents are missing.
+    let mut c = repo.find_commit(commit).ok()?;
+    loop {
+        if (0..c.parent_count()).any(|i| c.parent(i).is_err()) {
+            return Some(c.id());
+        }
+        c = c.parent(0).ok()?;
     }
 }
 

@@ -51,6 +51,10 @@ pub struct HistoryResponse {
     /// history was recorded, a document past the time budget).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub missing: Option<String>,
+    /// Where the repository's recorded history is cut (a shallow mirror):
+    /// a line credited to this commit may be older.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boundary: Option<String>,
     /// The version answering.
     pub index_version: String,
 }
@@ -95,7 +99,36 @@ impl fmt::Display for HistoryResponse {
     }
 }
 
+/// When a span's lines last changed: the newest of the commits that last
+/// changed any of them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema, schemars::JsonSchema)]
+pub struct LastChanged {
+    /// When (RFC 3339).
+    pub date: String,
+    /// The commit's short sha (12 hex digits).
+    pub sha: String,
+    /// Its summary line.
+    pub summary: String,
+}
+
 impl Engine {
+    /// When `span` of document `doc` last changed, if the version records it.
+    pub(crate) fn last_changed(&self, doc: u32, span: LineSpan) -> Option<LastChanged> {
+        let d = &self.snap.docs[doc as usize];
+        let repo = self.snap.history.as_ref()?.repos.get(&d.repo)?;
+        let h = repo.docs.get(&d.path)?;
+        h.blame
+            .iter()
+            .filter(|[first, n, _]| *n > 0 && *first <= span.end && first + n > span.start)
+            .filter_map(|r| repo.commits.get(r[2] as usize))
+            .max_by(|a, b| a.date.cmp(&b.date))
+            .map(|c| LastChanged {
+                date: c.date.clone(),
+                sha: c.sha.get(..12).unwrap_or(&c.sha).to_owned(),
+                summary: c.summary.clone(),
+            })
+    }
+
     /// The history of `req`'s lines (default: the whole file, up to the span limit).
     pub fn history(
         &self,
@@ -131,6 +164,7 @@ impl Engine {
             blame: Vec::new(),
             log: Vec::new(),
             missing: None,
+            boundary: None,
             index_version: self.snap.version.to_string(),
         };
         let recorded = self
@@ -142,6 +176,7 @@ impl Engine {
             answer.missing = Some("this index version records no line history (built before format 7, or merged from shards)".to_owned());
             return Ok(answer);
         };
+        answer.boundary = repo_history.boundary.clone();
         let Some(doc_history) = repo_history.docs.get(&d.path) else {
             answer.missing = Some(
                 repo_history

@@ -78,6 +78,8 @@ fn recorded_blame_matches_git_through_a_rename_a_merge_and_a_revert() {
     git(&a, 7, &["merge", "-q", "--no-edit", "side"]);
     let head = git(&a, 7, &["rev-parse", "HEAD"]);
 
+    // alpha belongs to team-a: only its members may read its history.
+    w.write_config("    groups: [team-a]\n");
     assert!(w.build("out", &[]).status.success());
     let doc = "science/alpha/src/alpha/history.py";
     let ask = |a_: u32, b: u32| -> Value {
@@ -135,4 +137,42 @@ fn recorded_blame_matches_git_through_a_rename_a_merge_and_a_revert() {
         !whole.to_string().contains("h@example.org"),
         "no e-mail addresses"
     );
+
+    // A search hit says when its lines last changed: the newest of their commits.
+    let o = cairn(&[
+        "search",
+        "deux",
+        "--mode",
+        "bm25",
+        "--index",
+        w.path("out").to_str().expect("utf8"),
+        "--model-dir",
+        w.model.to_str().expect("utf8"),
+        "--json",
+    ]);
+    let found: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let hit = found["hits"]
+        .as_array()
+        .and_then(|h| h.iter().find(|h| h["doc_id"] == doc))
+        .cloned()
+        .expect("the file is found");
+    let in_span = ask(
+        hit["start_line"].as_u64().expect("start") as u32,
+        hit["end_line"].as_u64().expect("end") as u32,
+    );
+    let newest = in_span["blame"][0]["sha"].as_str().expect("sha");
+    assert_eq!(hit["last_changed"]["sha"], newest[..12], "{hit}");
+
+    // Over HTTP, as for retrieve: another group's document is not found.
+    let token = cairn_serve::auth::TokenStore::new(w.path("tokens.json"))
+        .add("reader", &[], false)
+        .expect("token");
+    let s = crate::serve_process::Server::start(&w, "out", &[]);
+    let url = s.url(&format!("/history?doc_id={doc}&start=1&end=3"));
+    let (status, body) = crate::serve_process::get_json(&url, &token);
+    assert_eq!(status, 404, "{body}");
+    let public = s.url("/history?doc_id=tools/beta/lib/beta.cpp&start=1&end=3");
+    let (status, body) = crate::serve_process::get_json(&public, &token);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["blame"].as_array().map(Vec::len), Some(1), "{body}");
 }

@@ -173,6 +173,7 @@ fn every_operation_is_offered_where_it_should_be() {
             "search",
             "fetch",
             "retrieve",
+            "history",
             "tree",
             "context",
             "explain",

@@ -132,6 +132,10 @@ pub struct Hit {
     /// that is a definition.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub defines: Vec<crate::definitions::Defined>,
+    /// The newest commit among those that last changed the hit's lines,
+    /// where the version records line history (`history` tells the rest).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_changed: Option<crate::history::LastChanged>,
 }
 
 /// The answer to a search.

@@ -313,6 +313,7 @@ impl Engine {
                     index_version: self.snap.version.to_string(),
                     page: self.page_of(d.doc, d.span),
                     defines: self.defined_in(d.doc, d.span),
+                    last_changed: self.last_changed(d.doc, d.span),
                 }
             })
             .collect()

@@ -20,7 +20,7 @@ impl Op for History {
             summary: "When and why a span's lines changed.",
         }],
         tag: "retrieve",
-        description: "For lines start..end of a document (doc_id from a search hit): each commit that last changed any of them at the indexed commit (sha, date, author, summary, the lines it owns, a link to the commit), a link to GitHub's blame of the span, and the file's recent commits. Use it for \"when was this added?\" or \"is this fixed on main?\".",
+        description: "When and why lines start..end of a document (doc_id from a search hit) changed: each commit that last changed one of them (sha, date, author, summary, its lines, its link), GitHub's blame link, and the file's recent commits.",
         answers: "Who last changed each line, when and why, and the file's recent commits",
         cli: Some("history"),
         ..Meta::READ

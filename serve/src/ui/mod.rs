@@ -323,11 +323,27 @@ async fn doc(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpRespons
     );
     let window = ops::run::<Retrieve>(window, call.clone()).await?;
     let version = cited.index_version.clone();
+    // The cited lines' history, where the version records it (a page
+    // without it is still the page).
+    let history = ops::run::<crate::ops::history::History>(
+        SpanRequest::lines(doc_id.clone(), a.into(), b.into()),
+        call.clone(),
+    )
+    .await
+    .ok();
     // Colouring is CPU work like any search: on the pool, under the deadline,
     // paid for by the caller (a hostile file's lines cost seconds before).
     let main = ops::on_pool(call, move |call| {
         let defined = call.engine.defined_names(call.caller.groups.as_deref());
-        pages::passage(&cited, &window, before, after, focus, &defined)
+        pages::passage(
+            &cited,
+            &window,
+            before,
+            after,
+            focus,
+            &defined,
+            history.as_ref(),
+        )
     })
     .await?;
     Ok(ok_page(&format!("{doc_id}:{a}-{b}"), &main, &version))

@@ -2,11 +2,12 @@
 //! and both links.
 
 use super::*;
-use cairn_search::RetrieveResponse;
+use cairn_search::{HistoryResponse, RetrieveResponse};
 use std::fmt::Write;
 
 /// A passage page: `cited` is the retrieve answer for the cited lines,
-/// `window` the one for the lines around them (it holds `cited`'s lines).
+/// `window` the one for the lines around them (it holds `cited`'s lines),
+/// `history` the cited lines' history when the version records it.
 pub fn passage(
     cited: &RetrieveResponse,
     window: &RetrieveResponse,
@@ -14,6 +15,7 @@ pub fn passage(
     after: u32,
     focus: Option<(u32, u32)>,
     defined: &std::collections::HashSet<&str>,
+    history: Option<&HistoryResponse>,
 ) -> String {
     let doc = cited.doc_id.as_str();
     let (a, b) = (cited.start_line, cited.end_line);
@@ -50,7 +52,7 @@ pub fn passage(
 <dt>Lines</dt><dd>{a}–{b} of {total}</dd>
 <dt>Commit</dt><dd><code>{commit}</code></dd>
 <dt>sha256</dt><dd><code class="hash">{sha}</code></dd>
-<dt>Index</dt><dd><code>{version}</code></dd>
+<dt>Index</dt><dd><code>{version}</code></dd>{changed}
 </dl>
 <div class="actions">
 <button type="button" class="copy" data-copy="{md}">Copy citation (Markdown)</button>
@@ -70,6 +72,7 @@ pub fn passage(
         md_text = esc(&markdown),
         github = attr(&cited.github_url),
         permalink_a = attr(permalink),
+        changed = last_changed(history),
     );
     if window.text_format == TextFormat::NotebookCells {
         out.push_str("<p class=\"notice\">A notebook, shown as its cells; line numbers are the raw <code>.ipynb</code> lines each stands for.</p>");
@@ -111,6 +114,7 @@ pub fn passage(
         );
     }
     out.push_str("</tbody></table></div>");
+    out.push_str(&history_panel(history));
     if w_end < total && room {
         let _ = write!(
             out,
@@ -118,5 +122,62 @@ pub fn passage(
             attr(&more(before, after + 20))
         );
     }
+    out
+}
+
+/// "Last changed <date> in <sha>: <summary>", as a fact of the passage.
+fn last_changed(history: Option<&HistoryResponse>) -> String {
+    let Some(newest) = history.and_then(|h| h.blame.first()) else {
+        return String::new();
+    };
+    format!(
+        "\n<dt>Last changed</dt><dd>{} in <a href=\"{}\" rel=\"noopener\"><code>{}</code></a>: {}</dd>",
+        esc(newest.date.get(..10).unwrap_or(&newest.date)),
+        attr(&newest.url),
+        esc(newest.sha.get(..12).unwrap_or(&newest.sha)),
+        esc(&newest.summary)
+    )
+}
+
+/// Who last changed which of the cited lines, and the file's recent commits.
+fn history_panel(history: Option<&HistoryResponse>) -> String {
+    let Some(h) = history.filter(|h| !h.blame.is_empty()) else {
+        return String::new();
+    };
+    let mut out =
+        String::from("<details class=\"history\"><summary>History of these lines</summary><ul>");
+    for c in &h.blame {
+        let runs: Vec<String> = c
+            .lines
+            .iter()
+            .map(|[a, b]| match a == b {
+                true => a.to_string(),
+                false => format!("{a}–{b}"),
+            })
+            .collect();
+        let _ = write!(
+            out,
+            "<li>Lines {}: <a href=\"{}\" rel=\"noopener\"><code>{}</code></a>, {}, {}: {}</li>",
+            esc(&runs.join(", ")),
+            attr(&c.url),
+            esc(c.sha.get(..12).unwrap_or(&c.sha)),
+            esc(c.date.get(..10).unwrap_or(&c.date)),
+            esc(&c.author),
+            esc(&c.summary)
+        );
+    }
+    out.push_str("</ul>");
+    if let Some(b) = &h.boundary {
+        let _ = write!(
+            out,
+            "<p class=\"notice\">The indexed history stops at <code>{}</code>: a line credited to it may be older.</p>",
+            esc(b.get(..12).unwrap_or(b))
+        );
+    }
+    let _ = write!(
+        out,
+        "<p><a href=\"{}\" rel=\"noopener\">Blame on GitHub</a></p></details>",
+        attr(&h.blame_url)
+    );
     out
 }
