@@ -63,6 +63,59 @@ fn rfc3339(t: git2::Time) -> String {
         .unwrap_or_default()
 }
 
+/// The history of `paths` at `commit` of `repo`, from `cached` (a file
+/// under the build cache) when a build recorded it whole for this commit
+/// before: an unchanged repository costs a file read, not a blame.
+pub fn record_cached(
+    repo: &Repository,
+    commit: Oid,
+    paths: &[&str],
+    limits: HistoryLimits,
+    cached: &Path,
+) -> RepoHistory {
+    let covers = |h: &RepoHistory| paths.iter().all(|p| h.docs.contains_key(*p));
+    if let Some(mut h) = std::fs::read(cached)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<RepoHistory>(&b).ok())
+        .filter(|h| covers(h))
+    {
+        h.docs.retain(|p, _| paths.contains(&p.as_str()));
+        return h;
+    }
+    let h = record(repo, commit, paths, limits);
+    // Only a whole history is kept: one cut by the budget is tried again.
+    if h.skipped.is_empty()
+        && let Some(dir) = cached.parent()
+        && std::fs::create_dir_all(dir).is_ok()
+        && let Ok(bytes) = serde_json::to_vec(&h)
+    {
+        let tmp = cached.with_extension("tmp");
+        if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, cached).is_ok() {
+            forget_older(cached);
+        }
+    }
+    h
+}
+
+/// Removes the histories cached for the same repository's earlier commits
+/// (`<mirror>.history-*.json` beside `kept`), so the cache holds one.
+fn forget_older(kept: &Path) {
+    let (Some(dir), Some(name)) = (kept.parent(), kept.file_name().and_then(|n| n.to_str())) else {
+        return;
+    };
+    let Some((stem, _)) = name.split_once(".history-") else {
+        return;
+    };
+    let prefix = format!("{stem}.history-");
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let n = entry.file_name();
+        let n = n.to_string_lossy();
+        if n.starts_with(&prefix) && n.ends_with(".json") && *n != *name {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// The history of `paths` at `commit` of `repo`.
 pub fn record(
     repo: &Repository,

@@ -105,8 +105,11 @@ pub(super) fn sync_all(
                 .filter(|d| d.pdf.is_none())
                 .map(|d| d.path.as_str())
                 .collect();
-            let history =
-                crate::history::record(&s.repo, s.commit, &paths, settings.history_limits());
+            let limits = settings.history_limits();
+            // Beside the mirror: `<mirror>.history-<commit>-<depth>.json`.
+            let cached = crate::sync::cache_path(&opts.cache, cfg)
+                .with_extension(format!("history-{}-{}.json", s.commit, limits.depth));
+            let history = crate::history::record_cached(&s.repo, s.commit, &paths, limits, &cached);
             Ok((
                 s.default_branch,
                 s.commit.to_string(),
