@@ -102,6 +102,8 @@ pub struct ContextRequest {
     pub tokenizer: TokenizerName,
     /// Passages as the exact bytes even for notebooks (default: a notebook's cells).
     pub raw: bool,
+    /// Give each citation `last_changed`, where the version records line history.
+    pub history: bool,
     /// The caller's access groups (None: a trusted caller).
     pub groups: Option<Vec<String>>,
     /// When the answer stops being wanted (see [`crate::SearchRequest::deadline`]).
@@ -129,6 +131,9 @@ pub struct Citation {
     pub permalink: String,
     /// sha256 of the whole file.
     pub content_sha256: String,
+    /// When the cited lines last changed (asked for with `history`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_changed: Option<crate::history::LastChanged>,
 }
 
 /// The context block and what it cites.
@@ -291,8 +296,24 @@ impl Engine {
             };
             block.push_str(&text);
             used += cost;
+            let last_changed = match req.history {
+                true => self
+                    .visible_doc(&shown.doc_id, req.groups.as_deref())
+                    .ok()
+                    .and_then(|d| {
+                        self.last_changed(
+                            d,
+                            cairn_index::LineSpan {
+                                start: shown.start_line,
+                                end: shown.end_line,
+                            },
+                        )
+                    }),
+                false => None,
+            };
             citations.push(Citation {
                 n,
+                last_changed,
                 truncated: shown.end_line < hit.end_line,
                 doc_id: shown.doc_id,
                 start_line: shown.start_line,

@@ -83,7 +83,14 @@ async fn a_member_gets_the_raise_site_and_an_outsider_nothing() {
     );
     assert_eq!(body["parsed"]["shape"], "python-traceback");
     assert_eq!(body["insufficient_evidence"], false);
-    assert_eq!(body["history"]["available"], false);
+    // The version records line history: when the raising line last changed.
+    assert_eq!(body["history"]["available"], true, "{}", body["history"]);
+    assert!(
+        site["last_changed"]["sha"]
+            .as_str()
+            .is_some_and(|s| s.len() == 12),
+        "{site}"
+    );
 
     // The message alone, and an installed copy whose lines moved: still found.
     let (_, _, body) = explain!(

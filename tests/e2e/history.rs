@@ -163,6 +163,27 @@ fn recorded_blame_matches_git_through_a_rename_a_merge_and_a_revert() {
     let newest = in_span["blame"][0]["sha"].as_str().expect("sha");
     assert_eq!(hit["last_changed"]["sha"], newest[..12], "{hit}");
 
+    // A context block's citations say it too, when asked.
+    let o = cairn(&[
+        "context",
+        "deux",
+        "--mode",
+        "bm25",
+        "--history",
+        "--index",
+        w.path("out").to_str().expect("utf8"),
+        "--model-dir",
+        w.model.to_str().expect("utf8"),
+        "--json",
+    ]);
+    let context: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    assert!(
+        context["citations"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["last_changed"]["sha"].is_string())),
+        "{context}"
+    );
+
     // Over HTTP, as for retrieve: another group's document is not found.
     let token = cairn_serve::auth::TokenStore::new(w.path("tokens.json"))
         .add("reader", &[], false)

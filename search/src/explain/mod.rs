@@ -80,6 +80,9 @@ pub struct RaiseSite {
     pub at_frame: bool,
     /// The statement's source lines.
     pub source: String,
+    /// When its lines last changed, where the version records line history.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_changed: Option<crate::history::LastChanged>,
 }
 
 /// How a frame's line was found in the indexed document.
@@ -133,7 +136,7 @@ pub struct ExplainResponse {
     pub explains: Vec<Hit>,
     /// The query the explaining passages answer.
     pub query: String,
-    /// Recent changes to the raising lines.
+    /// When the raising lines last changed.
     pub history: History,
     /// What the caller should know (a version that differs from the indexed one …).
     pub notices: Vec<String>,

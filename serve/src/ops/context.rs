@@ -50,6 +50,10 @@ pub struct ContextArgs {
     #[serde(default)]
     #[arg(long)]
     pub raw: bool,
+    /// Give each citation `last_changed`: when its lines last changed, and in which commit.
+    #[serde(default)]
+    #[arg(long)]
+    pub history: bool,
 }
 
 /// The operation.
@@ -87,6 +91,7 @@ impl Op for Context {
             mode: a.mode.unwrap_or_default(),
             tokenizer: a.tokenizer.unwrap_or_default(),
             raw: a.raw,
+            history: a.history,
             groups: call.groups(),
             deadline: call.deadline.clone(),
         };
