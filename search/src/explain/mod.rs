@@ -123,6 +123,39 @@ pub struct History {
     pub note: String,
 }
 
+impl History {
+    /// What the index knows of when the raising lines changed: the best raise
+    /// site's newest commit, where the version records line history.
+    pub(crate) fn of(sites: &[RaiseSite]) -> History {
+        match sites
+            .iter()
+            .find_map(|s| Some((s, s.last_changed.as_ref()?)))
+        {
+            Some((site, c)) => History {
+                available: true,
+                note: format!(
+                    "{}:{}-{} last changed {} in {}: {} (the history operation tells each line)",
+                    site.at.doc_id,
+                    site.at.start_line,
+                    site.at.end_line,
+                    c.date.get(..10).unwrap_or(&c.date),
+                    c.sha,
+                    c.summary
+                ),
+            },
+            None => History {
+                available: false,
+                note: match sites.is_empty() {
+                    true => "no raise site, so no history of the raising lines".to_owned(),
+                    false => {
+                        "this index version records no history of the raising lines".to_owned()
+                    }
+                },
+            },
+        }
+    }
+}
+
 /// The answer to an explain call.
 #[derive(Clone, Debug, Serialize, ToSchema, schemars::JsonSchema)]
 pub struct ExplainResponse {

@@ -111,7 +111,7 @@ impl Engine {
                 files.join(", ")
             ));
         }
-        let history = raise_history(&raise_sites);
+        let history = History::of(&raise_sites);
         Ok(ExplainResponse {
             insufficient_evidence: foreign
                 || (raise_sites.is_empty() && !mapped && search.insufficient_evidence),
@@ -398,35 +398,6 @@ impl Engine {
             github_url,
             permalink,
         }
-    }
-}
-
-/// What the index knows of when the raising lines changed: the best raise
-/// site's newest commit, where the version records line history.
-fn raise_history(sites: &[RaiseSite]) -> History {
-    match sites
-        .iter()
-        .find_map(|s| Some((s, s.last_changed.as_ref()?)))
-    {
-        Some((site, c)) => History {
-            available: true,
-            note: format!(
-                "{}:{}-{} last changed {} in {}: {} (the history operation tells each line)",
-                site.at.doc_id,
-                site.at.start_line,
-                site.at.end_line,
-                c.date.get(..10).unwrap_or(&c.date),
-                c.sha,
-                c.summary
-            ),
-        },
-        None => History {
-            available: false,
-            note: match sites.is_empty() {
-                true => "no raise site, so no history of the raising lines".to_owned(),
-                false => "this index version records no history of the raising lines".to_owned(),
-            },
-        },
     }
 }
 
