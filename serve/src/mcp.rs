@@ -536,6 +536,6 @@ mod tests {
         };
         assert!(!names(false).contains(&"set_weight".to_owned()));
         assert!(names(true).contains(&"set_weight".to_owned()));
-        assert_eq!(names(false).len(), 13);
+        assert_eq!(names(false).len(), 14);
     }
 }
