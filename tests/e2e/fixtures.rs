@@ -158,6 +158,23 @@ impl World {
         ])
     }
 
+    /// A reading command (`search`, `retrieve`, `history` …) over the index in
+    /// `out` with the tiny model, as JSON; it must succeed.
+    pub fn json(&self, out: &str, args: &[&str]) -> serde_json::Value {
+        let (index, model) = (self.path(out), self.model.clone());
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend([
+            "--index",
+            index.to_str().expect("utf8"),
+            "--model-dir",
+            model.to_str().expect("utf8"),
+            "--json",
+        ]);
+        let o = cairn(&all);
+        assert!(o.status.success(), "{all:?}: {}", stderr(&o));
+        serde_json::from_str(&stdout(&o)).expect("json")
+    }
+
     /// `cairn build` into `out` with the tiny model and the shared cache; `extra` args appended.
     pub fn build(&self, out: &str, extra: &[&str]) -> Output {
         self.build_with(out, "cache", Some(&self.model), extra)

@@ -4,8 +4,7 @@
 //! file's log names its commits newest first; another group's document is
 //! not found.
 
-use crate::fixtures::{World, cairn, stdout};
-use serde_json::Value;
+use crate::fixtures::World;
 use std::process::Command;
 
 /// Runs git in `dir` at a fixed time per step, so commits order by date.
@@ -82,21 +81,7 @@ fn recorded_blame_matches_git_through_a_rename_a_merge_and_a_revert() {
     w.write_config("    groups: [team-a]\n");
     assert!(w.build("out", &[]).status.success());
     let doc = "science/alpha/src/alpha/history.py";
-    let ask = |a_: u32, b: u32| -> Value {
-        let o = cairn(&[
-            "history",
-            doc,
-            "--lines",
-            &format!("{a_}:{b}"),
-            "--index",
-            w.path("out").to_str().expect("utf8"),
-            "--model-dir",
-            w.model.to_str().expect("utf8"),
-            "--json",
-        ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        serde_json::from_str(&stdout(&o)).expect("json")
-    };
+    let ask = |a: u32, b: u32| w.json("out", &["history", doc, "--lines", &format!("{a}:{b}")]);
     let whole = ask(1, 11);
     assert_eq!(whole["commit"], head, "{whole}");
     for n in 1..=11u32 {
@@ -139,18 +124,7 @@ fn recorded_blame_matches_git_through_a_rename_a_merge_and_a_revert() {
     );
 
     // A search hit says when its lines last changed: the newest of their commits.
-    let o = cairn(&[
-        "search",
-        "deux",
-        "--mode",
-        "bm25",
-        "--index",
-        w.path("out").to_str().expect("utf8"),
-        "--model-dir",
-        w.model.to_str().expect("utf8"),
-        "--json",
-    ]);
-    let found: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let found = w.json("out", &["search", "deux", "--mode", "bm25"]);
     let hit = found["hits"]
         .as_array()
         .and_then(|h| h.iter().find(|h| h["doc_id"] == doc))
@@ -164,19 +138,7 @@ fn recorded_blame_matches_git_through_a_rename_a_merge_and_a_revert() {
     assert_eq!(hit["last_changed"]["sha"], newest[..12], "{hit}");
 
     // A context block's citations say it too, when asked.
-    let o = cairn(&[
-        "context",
-        "deux",
-        "--mode",
-        "bm25",
-        "--history",
-        "--index",
-        w.path("out").to_str().expect("utf8"),
-        "--model-dir",
-        w.model.to_str().expect("utf8"),
-        "--json",
-    ]);
-    let context: Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let context = w.json("out", &["context", "deux", "--mode", "bm25", "--history"]);
     assert!(
         context["citations"]
             .as_array()
@@ -196,4 +158,38 @@ fn recorded_blame_matches_git_through_a_rename_a_merge_and_a_revert() {
     let (status, body) = crate::serve_process::get_json(&public, &token);
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["blame"].as_array().map(Vec::len), Some(1), "{body}");
+    // Bad input names its field; a path outside the index is no document;
+    // a span past the file is cut to it (the work is one file's runs).
+    for (query, status, field) in [
+        (
+            "doc_id=tools/beta/lib/beta.cpp&start=0&end=3",
+            422,
+            Some("start"),
+        ),
+        ("doc_id=tools/beta/lib/beta.cpp&start=x", 400, Some("start")),
+        (
+            "doc_id=tools/beta/../../../etc/passwd&start=1&end=3",
+            0,
+            Some("doc_id"),
+        ),
+        (
+            "doc_id=tools/beta/lib/beta.cpp&start=1&end=4294967295",
+            200,
+            None,
+        ),
+    ] {
+        let url = s.url(&format!("/history?{query}"));
+        let (got, body) = crate::serve_process::get_json(&url, &token);
+        match status {
+            // A traversal is refused as bad input or as no such document, never read.
+            0 => assert!([400, 404, 422].contains(&got), "{query}: {got} {body}"),
+            _ => assert_eq!(got, status, "{query}: {body}"),
+        }
+        if let Some(f) = field.filter(|_| got != 404) {
+            assert_eq!(body["field"], f, "{query}: {body}");
+        }
+        if got == 200 {
+            assert!(body["end_line"].as_u64() <= Some(10), "{query}: {body}");
+        }
+    }
 }

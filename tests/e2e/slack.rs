@@ -325,6 +325,18 @@ fn slack_commands_and_mentions_are_answered_once_in_valid_block_kit_and_bad_requ
             400,
         ),
         (
+            "compressed",
+            send(
+                &commands,
+                ts,
+                Some(&sign(ts, &body)),
+                &body,
+                &[("Content-Encoding", "gzip")],
+            )
+            .0,
+            415,
+        ),
+        (
             "oversized",
             {
                 let big = command_body(&"a".repeat(70_000), TEAM, &receiver.url("/response/3"));

@@ -1,7 +1,7 @@
 //! `cairn watch`: a commit pushed to a watched repository reaches the served
 //! index at the next poll, and a poll with nothing moved builds nothing.
 
-use crate::fixtures::{World, cairn, commit, stdout};
+use crate::fixtures::{World, commit};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -78,7 +78,6 @@ fn alpha_head(f: &serde_json::Value) -> Option<String> {
 fn a_commit_reaches_the_index_at_the_next_poll() {
     let w = World::new();
     let out = w.path("out");
-    let arg = |p: &Path| p.to_str().expect("utf8").to_owned();
     let (_watch, first, _) = polling_every_second(&w);
     let current = || std::fs::read_to_string(out.join("CURRENT")).ok();
 
@@ -103,30 +102,13 @@ fn a_commit_reaches_the_index_at_the_next_poll() {
         "{f}"
     );
     assert_eq!(f["last_build"]["index_version"], second.trim(), "{f}");
-    let o = cairn(&[
-        "search",
-        "freshly_pushed_helper",
-        "--index",
-        &arg(&out),
-        "--model-dir",
-        &arg(&w.model),
-        "--json",
-    ]);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let v = w.json("out", &["search", "freshly_pushed_helper"]);
     assert_eq!(
         v["hits"][0]["doc_id"], "science/alpha/src/alpha/fresh.py",
         "{v}"
     );
     // A bot reads how fresh each cited commit is.
-    let version = cairn(&[
-        "version",
-        "--index",
-        &arg(&out),
-        "--model-dir",
-        &arg(&w.model),
-        "--json",
-    ]);
-    let version: serde_json::Value = serde_json::from_str(&stdout(&version)).expect("json");
+    let version = w.json("out", &["version"]);
     let alpha = &version["repos"][0];
     assert_eq!(alpha["name"], "alpha", "{version}");
     assert_eq!(alpha["commit"], pushed.to_string(), "{version}");
@@ -342,16 +324,7 @@ fn a_signed_push_webhook_builds_at_once_and_a_bad_one_never_does() {
         current().filter(|c| *c != first)
     });
     assert_eq!(send(github("push", &good, "d-5"), push), 409, "a replay");
-    let o = cairn(&[
-        "search",
-        "hooked_helper",
-        "--index",
-        &arg(&out),
-        "--model-dir",
-        &arg(&w.model),
-        "--json",
-    ]);
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("json");
+    let v = w.json("out", &["search", "hooked_helper"]);
     assert_eq!(
         v["hits"][0]["doc_id"], "science/alpha/src/alpha/hooked.py",
         "{v}"

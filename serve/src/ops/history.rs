@@ -23,6 +23,8 @@ impl Op for History {
         description: "When and why lines start..end of a document (doc_id from a search hit) changed: each commit that last changed one of them (sha, date, author, summary, its lines, its link), GitHub's blame link, and the file's recent commits.",
         answers: "Who last changed each line, when and why, and the file's recent commits",
         cli: Some("history"),
+        // Like every page and read, on the CPU pool within the deadline.
+        on_cpu: true,
         ..Meta::READ
     };
 
