@@ -29,6 +29,12 @@ pub struct DocHistory {
     pub blame: Vec<[u32; 3]>,
     /// Its most recent commits, newest first (indexes into `commits`).
     pub log: Vec<u32>,
+    /// Where its repository is indexed at other refs: by the other ref's
+    /// repository name, the runs of its lines found unchanged there,
+    /// `[first line here, lines, first line there]`, in line order. A ref
+    /// listed in `other_refs` but absent here lacks the document.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub at_refs: BTreeMap<String, Vec<[u32; 3]>>,
 }
 
 impl DocHistory {
@@ -36,7 +42,7 @@ impl DocHistory {
     pub fn commit_of(&self, line: u32) -> Option<u32> {
         self.blame
             .iter()
-            .find(|[start, n, _]| (*start..start + n).contains(&line))
+            .find(|[start, n, _]| (*start..start.saturating_add(*n)).contains(&line))
             .map(|r| r[2])
     }
 }
@@ -56,6 +62,10 @@ pub struct RepoHistory {
     /// commit are credited to it (as git blame's boundary `^sha`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boundary: Option<String>,
+    /// The same repository's other indexed refs (their repository names),
+    /// which each document's `at_refs` is compared with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_refs: Vec<String>,
 }
 
 /// A version's history: each repository's, by name.
@@ -74,6 +84,7 @@ mod tests {
         let h = DocHistory {
             blame: vec![[1, 3, 0], [4, 1, 2], [5, 10, 1]],
             log: vec![2, 1, 0],
+            ..DocHistory::default()
         };
         assert_eq!(h.commit_of(1), Some(0));
         assert_eq!(h.commit_of(3), Some(0));

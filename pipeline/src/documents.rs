@@ -60,21 +60,31 @@ pub fn read_commit(
             skipped.push(skip(SkipReason::NotAFile, 0));
             continue;
         };
+        let by_path = if !cfg.wants(&path) {
+            Some(SkipReason::Excluded)
+        } else if is_vendored(&path) {
+            Some(SkipReason::Vendored)
+        } else if is_generated_path(&path) {
+            Some(SkipReason::Generated)
+        } else {
+            None
+        };
         // The size from the object's header: a file skipped by its path or
-        // its size is never read (a 400 MB excluded file costs nothing).
-        let (size, _) = odb.read_header(oid)?;
-        let size = size as u64;
+        // its size is never read (a 400 MB excluded file costs nothing). A
+        // file skipped by its path may even be missing (a partial clone
+        // without its largest blobs): its size is then unknown, said as 0.
+        let size = match odb.read_header(oid) {
+            Ok((size, _)) => size as u64,
+            Err(e) if e.code() == git2::ErrorCode::NotFound && by_path.is_some() => 0,
+            Err(e) => return Err(e),
+        };
         let max_bytes = if is_pdf(&path) {
             limits.pdf.max_bytes
         } else {
             limits.max_file_bytes
         };
-        let verdict = if !cfg.wants(&path) {
-            Err(SkipReason::Excluded)
-        } else if is_vendored(&path) {
-            Err(SkipReason::Vendored)
-        } else if is_generated_path(&path) {
-            Err(SkipReason::Generated)
+        let verdict = if let Some(reason) = by_path {
+            Err(reason)
         } else if size > max_bytes {
             Err(SkipReason::TooLarge)
         } else if is_pdf(&path) {

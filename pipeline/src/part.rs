@@ -18,7 +18,7 @@ use sha2::Digest;
 use std::path::{Path, PathBuf};
 
 /// Bumped when the part layout changes; a merge refuses other versions.
-pub const PART_FORMAT: u32 = 3;
+pub const PART_FORMAT: u32 = 4;
 const PART_JSON: &str = "part.json";
 const PART_VECTORS: &str = "vectors.f32";
 
@@ -131,6 +131,8 @@ pub struct PartRepo {
     pub chunks: Vec<Vec<ChunkDraft>>,
     /// Each document's definitions, found while it was chunked.
     pub definitions: Vec<Vec<crate::chunk::Definition>>,
+    /// Its documents' line history, recorded where the mirror was.
+    pub history: cairn_index::history::RepoHistory,
 }
 
 impl PartRepo {

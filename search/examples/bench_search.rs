@@ -1,4 +1,4 @@
-//! Search and retrieve latency on a built index, one query at a time:
+//! Search, retrieve and history latency on a built index, one query at a time:
 //! `cargo run --release -p cairn-search --example bench_search -- INDEX GOLDEN [ROUNDS] [MODE]`
 //! (MODE: hybrid, the default, bm25 or vector: what each side costs).
 //! Queries are the golden questions plus variants (distinct strings, so the
@@ -84,9 +84,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         engine.retrieve(&SpanRequest::lines(doc, (*s).into(), (*e).into()), None)?;
         retrieve_ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
+    // The cited spans' line history (blame runs and log, from history.json).
+    let mut history_ms = Vec::new();
+    for (doc, s, e) in hits.iter().cycle().take(5000) {
+        let t = Instant::now();
+        engine.history(&SpanRequest::lines(doc, (*s).into(), (*e).into()), None)?;
+        history_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
     search_ms.sort_by(f64::total_cmp);
     repeat_ms.sort_by(f64::total_cmp);
     retrieve_ms.sort_by(f64::total_cmp);
+    history_ms.sort_by(f64::total_cmp);
     println!(
         "search   n={} p50 {:.2} ms  p99 {:.2} ms  max {:.2} ms",
         search_ms.len(),
@@ -105,6 +113,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         retrieve_ms.len(),
         pct(&retrieve_ms, 0.5),
         pct(&retrieve_ms, 0.99)
+    );
+    println!(
+        "history  n={} p50 {:.3} ms  p99 {:.3} ms",
+        history_ms.len(),
+        pct(&history_ms, 0.5),
+        pct(&history_ms, 0.99)
     );
     Ok(())
 }

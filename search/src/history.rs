@@ -45,6 +45,10 @@ pub struct HistoryResponse {
     pub blame: Vec<HistoryCommit>,
     /// The file's most recent commits, newest first.
     pub log: Vec<HistoryCommit>,
+    /// Where the repository is indexed at other refs: whether the span's
+    /// lines read the same there.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub at_refs: Vec<SpanAtRef>,
     /// GitHub's blame view of the span at the indexed commit.
     pub blame_url: String,
     /// Why no history is known, when none is (a version built before
@@ -84,6 +88,31 @@ impl fmt::Display for HistoryResponse {
                 c.summary
             )?;
         }
+        for at in &self.at_refs {
+            match (at.status, at.start_line, at.end_line) {
+                (RefStatus::Unchanged, Some(a), Some(b)) => {
+                    writeln!(f, "at {}: unchanged, lines {a}-{b}", at.git_ref)?
+                }
+                (RefStatus::Absent, ..) => writeln!(f, "at {}: the file is absent", at.git_ref)?,
+                _ => {
+                    let runs: Vec<String> = at
+                        .same_lines
+                        .iter()
+                        .map(|[a, b]| format!("{a}-{b}"))
+                        .collect();
+                    let same = if runs.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        runs.join(",")
+                    };
+                    writeln!(
+                        f,
+                        "at {}: changed (lines unchanged there: {same})",
+                        at.git_ref
+                    )?
+                }
+            }
+        }
         writeln!(f, "recent commits of the file:")?;
         for c in &self.log {
             writeln!(
@@ -97,6 +126,43 @@ impl fmt::Display for HistoryResponse {
         }
         Ok(())
     }
+}
+
+/// Whether a span's lines read the same at another indexed ref.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RefStatus {
+    /// Every line of the span is there, unchanged and together.
+    Unchanged,
+    /// Some line of the span differs there (or the lines are apart).
+    Changed,
+    /// The document is not at that ref.
+    Absent,
+}
+
+/// A span at another indexed ref of the same repository.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema, schemars::JsonSchema)]
+pub struct SpanAtRef {
+    /// The ref (tag or branch).
+    #[serde(rename = "ref")]
+    pub git_ref: String,
+    /// The document at that ref.
+    pub doc_id: String,
+    /// Whether the span reads the same there.
+    pub status: RefStatus,
+    /// Where the span's lines are there, when unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u32>,
+    /// Last of them, inclusive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+    /// The span's lines (numbered here) found unchanged there, as `[first,
+    /// last]` runs, when changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub same_lines: Vec<[u32; 2]>,
+    /// The lines there at that ref's commit (a permalink), when unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// When a span's lines last changed: the newest of the commits that last
@@ -119,7 +185,9 @@ impl Engine {
         let h = repo.docs.get(&d.path)?;
         h.blame
             .iter()
-            .filter(|[first, n, _]| *n > 0 && *first <= span.end && first + n > span.start)
+            .filter(|[first, n, _]| {
+                *n > 0 && *first <= span.end && first.saturating_add(*n) > span.start
+            })
             .filter_map(|r| repo.commits.get(r[2] as usize))
             .max_by(|a, b| a.date.cmp(&b.date))
             .map(|c| LastChanged {
@@ -163,6 +231,7 @@ impl Engine {
             commit,
             blame: Vec::new(),
             log: Vec::new(),
+            at_refs: Vec::new(),
             missing: None,
             boundary: None,
             index_version: self.snap.version.to_string(),
@@ -173,7 +242,9 @@ impl Engine {
             .as_ref()
             .and_then(|h| h.repos.get(&d.repo));
         let Some(repo_history) = recorded else {
-            answer.missing = Some("this index version records no line history (built before format 7, or merged from shards)".to_owned());
+            answer.missing = Some(
+                "this index version records no line history (built before format 7, or merged from shards that did not carry it yet)".to_owned(),
+            );
             return Ok(answer);
         };
         answer.boundary = repo_history.boundary.clone();
@@ -207,7 +278,7 @@ impl Engine {
         for &[first, n, c] in &doc_history.blame {
             let (a, b) = (
                 first.max(span.start),
-                (first + n).saturating_sub(1).min(span.end),
+                first.saturating_add(n).saturating_sub(1).min(span.end),
             );
             if n == 0 || a > b {
                 continue;
@@ -228,6 +299,66 @@ impl Engine {
             .iter()
             .map(|&c| commit_of(c, Vec::new()))
             .collect();
+        answer.at_refs = repo_history
+            .other_refs
+            .iter()
+            .filter_map(|other| self.span_at_ref(other, d, doc_history, span, groups))
+            .collect();
         Ok(answer)
+    }
+
+    /// `span` of document `d` at the indexed ref `other` of its repository;
+    /// `None` when that ref is not in this version (or not for this caller).
+    fn span_at_ref(
+        &self,
+        other: &str,
+        d: &cairn_index::DocRecord,
+        history: &cairn_index::history::DocHistory,
+        span: LineSpan,
+        groups: Option<&[String]>,
+    ) -> Option<SpanAtRef> {
+        let record = self.snap.manifest.repos.iter().find(|r| r.name == other)?;
+        if !crate::access::visible_groups(&record.groups, groups) {
+            return None;
+        }
+        let doc_id = cairn_index::DocId::new(&d.category, other, &d.path).ok()?;
+        let mut at = SpanAtRef {
+            git_ref: crate::access::repo_ref(record).0.to_owned(),
+            doc_id: doc_id.to_string(),
+            status: RefStatus::Absent,
+            start_line: None,
+            end_line: None,
+            same_lines: Vec::new(),
+            url: None,
+        };
+        let Some(runs) = history.at_refs.get(other) else {
+            return Some(at);
+        };
+        let whole = runs
+            .iter()
+            .find(|[first, n, _]| *first <= span.start && span.end < first.saturating_add(*n));
+        if let Some(&[first, _, there]) = whole {
+            let start = there.saturating_add(span.start - first);
+            let end = start.saturating_add(span.end - span.start);
+            at.status = RefStatus::Unchanged;
+            at.start_line = Some(start);
+            at.end_line = Some(end);
+            at.url = record.commit.as_deref().map(|commit| {
+                crate::links::blob_link(&record.web_url, commit, &d.path, LineSpan { start, end })
+            });
+            return Some(at);
+        }
+        at.status = RefStatus::Changed;
+        at.same_lines = runs
+            .iter()
+            .filter_map(|&[first, n, _]| {
+                let (a, b) = (
+                    first.max(span.start),
+                    first.saturating_add(n).saturating_sub(1).min(span.end),
+                );
+                (n > 0 && a <= b).then_some([a, b])
+            })
+            .collect();
+        Some(at)
     }
 }

@@ -45,7 +45,7 @@ pub use engine::{Engine, EngineOptions, MAX_SPAN_LINES, MAX_TEXT_BYTES, PageCita
 pub use explain::{ExplainRequest, ExplainResponse};
 pub use filters::{Filters, MAX_FILTER_VALUES, Mode, OneOrMany, one_or_many};
 pub use grep::{GrepRequest, GrepResponse};
-pub use history::{HistoryCommit, HistoryResponse, LastChanged};
+pub use history::{HistoryCommit, HistoryResponse, LastChanged, RefStatus, SpanAtRef};
 pub use passages::{
     CitationLink, DEFAULT_LIMIT, Hit, MAX_LIMIT, MAX_QUERIES, MAX_QUERY_CHARS, PassageId,
     PassageIdError, ScoreBreakdown, SearchRequest, SearchResponse,

@@ -102,8 +102,18 @@ fn say(message: &str, flag: Option<&str>) {
 
 /// Prints `value` as pretty JSON on stdout.
 pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
-    Ok(())
+    print_out(&(serde_json::to_string_pretty(value)? + "\n"))
+}
+
+/// Writes `text` to stdout; a reader that went away (`| head`) ends the
+/// output quietly, as it does for other Unix tools, instead of a panic.
+pub fn print_out(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
 }
 
 /// Exit status 1 when `failed`, else 0.

@@ -46,7 +46,7 @@ pub fn run(op: &Operation, flags: &ArgMatches) -> anyhow::Result<ExitCode> {
     call.text = !json;
     match op.run_local(flags, &call) {
         Ok(answer) if json => super::print_json(&answer.value)?,
-        Ok(answer) => print!("{}", answer.text),
+        Ok(answer) => super::print_out(&answer.text)?,
         Err(e) => {
             match &e.field {
                 Some(field) => eprintln!("error [{}]: {field}: {}", e.code, e.detail),

@@ -193,3 +193,155 @@ fn recorded_blame_matches_git_through_a_rename_a_merge_and_a_revert() {
         }
     }
 }
+
+/// `scripts/check-history.py` over `out`: random (file, line) pairs, each
+/// the commit `git blame --porcelain` names; its report on failure.
+fn check_with_git(w: &World, out: &str, cache: &str) {
+    let o = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/scripts/check-history.py"
+        ))
+        .args(["--cairn", env!("CARGO_BIN_EXE_cairn"), "--pairs", "200"])
+        .arg("--index")
+        .arg(w.path(out))
+        .arg("--cache")
+        .arg(w.path(cache))
+        .output()
+        .expect("python3");
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && report.contains("agree with git blame: 200"),
+        "{report}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn the_check_script_agrees_with_git_on_a_history_of_renames_merges_and_a_revert() {
+    let w = World::new();
+    let a = w.alpha.clone();
+    let v = ["one", "two", "three", "", "", "four", "five", "", "", "six"];
+    write(&a, "src/alpha/walk.py", &v);
+    git(&a, 1, &["add", "."]);
+    git(&a, 1, &["commit", "-qm", "walk"]);
+    let mut e = v;
+    e[0] = "ONE";
+    write(&a, "src/alpha/walk.py", &e);
+    git(&a, 2, &["commit", "-qam", "shout"]);
+    git(&a, 3, &["revert", "--no-edit", "HEAD"]);
+    git(&a, 4, &["mv", "src/alpha/walk.py", "src/alpha/stroll.py"]);
+    git(&a, 4, &["commit", "-qm", "rename"]);
+    git(&a, 5, &["checkout", "-qb", "side"]);
+    let mut s = v;
+    s[9] = "SIX";
+    write(&a, "src/alpha/stroll.py", &s);
+    git(&a, 5, &["commit", "-qam", "side"]);
+    git(&a, 6, &["checkout", "-q", "main"]);
+    let mut m = v;
+    m[1] = "TWO";
+    write(&a, "src/alpha/stroll.py", &m);
+    git(&a, 6, &["commit", "-qam", "main"]);
+    git(&a, 7, &["merge", "-q", "--no-edit", "side"]);
+    w.write_config("");
+    assert!(w.build("out", &[]).status.success());
+    check_with_git(&w, "out", "cache");
+}
+
+#[test]
+fn a_span_is_compared_across_refs_and_a_warm_rebuild_writes_what_a_cold_one_does() {
+    use crate::explain::UNITS_PY;
+    use crate::fixtures::commit;
+    let w = World::new();
+    let repo = w.alpha_repo();
+    // v2 has the units file; main later put two lines above it and added a file.
+    let v2 = commit(&repo, &[(UNITS_PY.0, UNITS_PY.1.to_vec())], "units");
+    let v2_object = repo.find_object(v2, None).expect("object");
+    repo.tag_lightweight("v2", &v2_object, false).expect("tag");
+    let moved = format!(
+        "# Checks of units,\n# used by the fitters.\n{}",
+        String::from_utf8_lossy(UNITS_PY.1)
+    );
+    commit(
+        &repo,
+        &[
+            (UNITS_PY.0, moved.into_bytes()),
+            ("src/alpha/only_main.py", b"X = 1\n".to_vec()),
+        ],
+        "move",
+    );
+    w.write_config("    refs: [main, v2]\n");
+    assert!(w.build("out", &[]).status.success());
+    let main_doc = format!("science/alpha/{}", UNITS_PY.0);
+    let v2_doc = format!("science/alpha@v2/{}", UNITS_PY.0);
+    let ask = |doc: &str, lines: &str| w.json("out", &["history", doc, "--lines", lines]);
+
+    // main's lines 3-5 are v2's lines 1-3, linked at v2's commit.
+    let h = ask(&main_doc, "3:5");
+    let at = &h["at_refs"][0];
+    assert_eq!(at["ref"], "v2", "{h}");
+    assert_eq!(at["doc_id"], v2_doc.as_str(), "{h}");
+    assert_eq!(at["status"], "unchanged", "{h}");
+    assert_eq!(
+        (at["start_line"].as_u64(), at["end_line"].as_u64()),
+        (Some(1), Some(3)),
+        "{h}"
+    );
+    let permalink = format!("/blob/{v2}/{}#L1-L3", UNITS_PY.0);
+    assert!(
+        at["url"].as_str().is_some_and(|u| u.ends_with(&permalink)),
+        "{h}"
+    );
+    // A span reaching into the new lines has changed; which lines did not is said.
+    let h = ask(&main_doc, "1:4");
+    assert_eq!(h["at_refs"][0]["status"], "changed", "{h}");
+    assert_eq!(
+        h["at_refs"][0]["same_lines"],
+        serde_json::json!([[3, 4]]),
+        "{h}"
+    );
+    // From v2's side, the same lines are main's 3-5.
+    let h = ask(&v2_doc, "1:3");
+    assert_eq!(h["at_refs"][0]["ref"], "main", "{h}");
+    assert_eq!(h["at_refs"][0]["start_line"], 3, "{h}");
+    // A file main added is not at v2.
+    let h = ask("science/alpha/src/alpha/only_main.py", "1:1");
+    assert_eq!(h["at_refs"][0]["status"], "absent", "{h}");
+    let text = crate::fixtures::cairn(&[
+        "history",
+        &main_doc,
+        "--lines",
+        "3:5",
+        "--index",
+        w.path("out").to_str().expect("utf8"),
+    ]);
+    assert!(
+        crate::fixtures::stdout(&text).contains("at v2: unchanged, lines 1-3"),
+        "{}",
+        crate::fixtures::stdout(&text)
+    );
+
+    // One more commit touching one file: the rebuild with the warm cache
+    // blames that file again and reuses the rest, and writes exactly what
+    // a build with an empty cache writes.
+    commit(
+        &repo,
+        &[("src/alpha/only_main.py", b"X = 2\n".to_vec())],
+        "two",
+    );
+    assert!(w.build("out", &[]).status.success());
+    assert!(
+        w.build_with("cold", "cache-cold", Some(&w.model), &[])
+            .status
+            .success()
+    );
+    let history_of = |out: &str| {
+        let dir = crate::fixtures::current_dir(&w.path(out));
+        std::fs::read(dir.join("history.json")).expect("history.json")
+    };
+    assert!(
+        history_of("out") == history_of("cold"),
+        "warm and cold builds differ"
+    );
+    check_with_git(&w, "out", "cache");
+}

@@ -73,6 +73,7 @@ fn sharded_builds_merge_into_the_single_machine_index() {
         "content.bin",
         "vectors.f32",
         "weights.json",
+        "history.json",
     ] {
         assert!(read(&a.join(f)) == read(&b.join(f)), "{f} differs");
     }

@@ -169,6 +169,8 @@ pub(super) struct Assembled {
     pub(super) definitions: Vec<Vec<Definition>>,
     pub(super) skipped: Vec<SkipRecord>,
     pub(super) model: ModelInfo,
+    /// The documents' line history, each repository's, compared across refs.
+    pub(super) history: cairn_index::history::History,
 }
 
 impl Assembled {
@@ -188,6 +190,7 @@ impl Assembled {
                 })
             })
             .collect();
+        let history = line_history(&repos);
         Self {
             repos,
             docs,
@@ -196,6 +199,7 @@ impl Assembled {
             definitions,
             skipped,
             model,
+            history,
         }
     }
 
@@ -243,6 +247,10 @@ impl Assembled {
             /// with one never shares an id with one without or of another kind.
             #[serde(skip_serializing_if = "Option::is_none")]
             ann: Option<&'static str>,
+            /// The line history's sha256: history is content too, so a
+            /// build that records more of it (a budget filled in later, a
+            /// deepened mirror) publishes a new version.
+            history: String,
         }
         let inputs = Inputs {
             format: FORMAT_VERSION,
@@ -253,6 +261,9 @@ impl Assembled {
             weights: &plan.weights,
             model: &self.model,
             ann: self.writes_ann(plan).then_some(cairn_index::ann::KIND),
+            history: cairn_index::sha256_hex(
+                &serde_json::to_vec(&self.history).unwrap_or_default(),
+            ),
         };
         let bytes = serde_json::to_vec(&inputs).unwrap_or_default();
         IndexVersion::from_digest(&cairn_index::sha256_hex(&bytes))
@@ -286,4 +297,31 @@ pub(crate) fn embed_text(doc: &DocRecord, title: &str, text: &str) -> String {
     } else {
         format!("{} {}: {}\n{}", doc.repo, doc.path, title, text)
     }
+}
+
+/// The version's line history: each repository's as synced (or carried by
+/// its part), with every document compared across its repository's refs.
+fn line_history(repos: &[RepoDocs]) -> cairn_index::history::History {
+    let mut history = cairn_index::history::History {
+        repos: repos
+            .iter()
+            .map(|r| (r.cfg.name.clone(), r.history.clone()))
+            .collect(),
+    };
+    // Only refs that were read: a failed one would look empty.
+    let indexed: Vec<_> = repos
+        .iter()
+        .filter(|r| r.record.commit.is_some())
+        .map(|r| crate::history::refs::IndexedRef {
+            name: &r.cfg.name,
+            base: r.cfg.base_name(),
+            docs: r
+                .docs
+                .iter()
+                .map(|d| (d.path.as_str(), d.text.as_str()))
+                .collect(),
+        })
+        .collect();
+    crate::history::refs::compare(&mut history, &indexed);
+    history
 }

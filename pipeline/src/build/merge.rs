@@ -129,9 +129,7 @@ pub fn merge(
             docs: r.source_docs(),
             skipped: r.skips(),
             record: r.record,
-            // Parts do not carry line history yet (issue 48): a merged
-            // version has none.
-            history: Default::default(),
+            history: r.history,
         });
         chunked.extend(
             r.chunks

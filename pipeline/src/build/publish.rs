@@ -135,13 +135,7 @@ impl Target<'_> {
             .collect();
         let mut builder =
             VersionBuilder::create(root, &set.docs, &set.content, &definitions, &plan.weights)?;
-        builder.write_history(&cairn_index::history::History {
-            repos: set
-                .repos
-                .iter()
-                .map(|r| (r.cfg.name.clone(), r.history.clone()))
-                .collect(),
-        })?;
+        builder.write_history(&set.history)?;
         let mut rows = embedded.vectors.iter();
         let mut tokens = 0u64;
         for d in 0..set.docs.len() {

@@ -64,6 +64,7 @@ pub fn build_shard(
             next += r.docs.len();
             PartRepo {
                 record: r.record.clone(),
+                history: r.history.clone(),
                 docs: r
                     .docs
                     .iter()

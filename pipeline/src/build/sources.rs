@@ -106,9 +106,9 @@ pub(super) fn sync_all(
                 .map(|d| d.path.as_str())
                 .collect();
             let limits = settings.history_limits();
-            // Beside the mirror: `<mirror>.history-<commit>-<depth>.json`.
+            // Beside the mirror, one per ref: `<mirror>.history.<name>.json`.
             let cached = crate::sync::cache_path(&opts.cache, cfg)
-                .with_extension(format!("history-{}-{}.json", s.commit, limits.depth));
+                .with_extension(format!("history.{}.json", cfg.name));
             let history = crate::history::record_cached(&s.repo, s.commit, &paths, limits, &cached);
             Ok((
                 s.default_branch,

@@ -2,7 +2,7 @@
 //! and both links.
 
 use super::*;
-use cairn_search::{HistoryResponse, RetrieveResponse};
+use cairn_search::{HistoryResponse, RefStatus, RetrieveResponse};
 use std::fmt::Write;
 
 /// A passage page: `cited` is the retrieve answer for the cited lines,
@@ -174,10 +174,32 @@ fn history_panel(history: Option<&HistoryResponse>) -> String {
             esc(b.get(..12).unwrap_or(b))
         );
     }
+    out.push_str(&at_refs(h));
     let _ = write!(
         out,
         "<p><a href=\"{}\" rel=\"noopener\">Blame on GitHub</a></p></details>",
         attr(&h.blame_url)
     );
+    out
+}
+
+/// Whether the cited lines read the same at the repository's other indexed refs.
+fn at_refs(h: &HistoryResponse) -> String {
+    if h.at_refs.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<p>At other indexed refs:</p><ul>");
+    for at in &h.at_refs {
+        let what = match (at.status, &at.url, at.start_line, at.end_line) {
+            (RefStatus::Unchanged, Some(url), Some(a), Some(b)) => format!(
+                "unchanged, <a href=\"{}\" rel=\"noopener\">lines {a}–{b}</a>",
+                attr(url)
+            ),
+            (RefStatus::Absent, ..) => "the file is not there".to_owned(),
+            _ => "changed".to_owned(),
+        };
+        let _ = write!(out, "<li><code>{}</code>: {what}</li>", esc(&at.git_ref));
+    }
+    out.push_str("</ul>");
     out
 }
