@@ -9,15 +9,16 @@
 //! Used by `build::sources` and `build::publish`; depends on git2 and the
 //! index's history types.
 
+mod blame;
 mod cache;
 pub mod refs;
 
 pub use cache::record_cached;
 
+use blame::{Runs, blame};
 use cairn_index::history::{CommitInfo, DocHistory, RepoHistory};
-use git2::{BlameOptions, Oid, Repository, Sort};
+use git2::{Oid, Repository, Sort};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How much history a build records.
@@ -295,36 +296,6 @@ impl<'r> Recorder<'r> {
         }
         Some(true)
     }
-}
-
-/// Blame runs before their commits are numbered: `(first line, lines, commit)`.
-type Runs = Vec<(u32, u32, Oid)>;
-
-/// `path`'s blame at `commit` in `repo`, not below `boundary`.
-fn blame(
-    repo: &Repository,
-    commit: Oid,
-    boundary: Option<Oid>,
-    path: &str,
-) -> Result<Runs, String> {
-    let mut opts = BlameOptions::new();
-    opts.newest_commit(commit);
-    if let Some(b) = boundary {
-        opts.oldest_commit(b);
-    }
-    let blame = repo
-        .blame_file(Path::new(path), Some(&mut opts))
-        .map_err(|e| format!("blame failed: {}", e.message()))?;
-    Ok(blame
-        .iter()
-        .map(|h| {
-            (
-                h.final_start_line() as u32,
-                h.lines_in_hunk() as u32,
-                h.final_commit_id(),
-            )
-        })
-        .collect())
 }
 
 /// The paths the commits since `since` (up to `commit`) changed, each
