@@ -122,6 +122,31 @@ fn libgit2_blame(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures::{commit, init_repo};
+
+    /// Each line's commit, from runs.
+    fn per_line(runs: &Runs) -> Vec<Oid> {
+        runs.iter()
+            .flat_map(|(_, n, c)| std::iter::repeat_n(*c, *n as usize))
+            .collect()
+    }
+
+    #[test]
+    fn git_and_libgit2_credit_the_same_commits() {
+        // The test suite needs git anyway (tests/e2e/history.rs checks against it).
+        assert!(git_present(), "git is not on PATH");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = init_repo(&dir.path().join("r"), "main");
+        commit(&repo, &[("f.py", b"a\nb\nc\nd\n".to_vec())], "one");
+        commit(&repo, &[("f.py", b"a\nB\nc\nd\ne\n".to_vec())], "two");
+        let head = commit(&repo, &[("f.py", b"x\na\nB\nc\nd\ne\n".to_vec())], "three");
+        let git = git_blame(repo.path(), head, "f.py").expect("git blame");
+        let lib = libgit2_blame(&repo, head, None, "f.py").expect("libgit2 blame");
+        assert_eq!(per_line(&git), per_line(&lib));
+        assert_eq!(per_line(&git).len(), 6);
+        // A path git cannot blame is an error with git's reason, not a panic.
+        assert!(git_blame(repo.path(), head, "missing.py").is_err());
+    }
 
     #[test]
     fn porcelain_reads_into_runs_of_one_commit() {
