@@ -221,6 +221,8 @@ fn version(index: &Path, factor: usize, out: &Path, sigma: f32) -> Res<()> {
     let t = Instant::now();
     let mut builder =
         VersionBuilder::create(&root, &docs, &content, &definitions, &snap.path_weights)?;
+    // The copies' repositories have no mirrors: a history that records none.
+    builder.write_history(&cairn_index::history::History::default())?;
     let mut noise = Noise(42);
     let mut subs_of: Vec<Vec<cairn_index::LineSpan>> = vec![Vec::new(); snap.chunks.len()];
     for s in &snap.subchunks {

@@ -1,0 +1,402 @@
+//! Lexical candidate lists: BM25 over the fielded chunk index (terms in
+//! every field with its boost, word pairs in the body) and the chunks that
+//! define an identifier the query names.
+//!
+//! BM25 is pruned so that long postings cost what the top of the list
+//! needs, not what the corpus holds: the term clauses go through tantivy's
+//! block-max WAND, which keeps the best `FIRST_STAGE × k` by their terms
+//! and skips postings blocks that cannot reach them (the caller's allowed
+//! chunks applied as each match arrives); the word pairs are scored on
+//! those alone. A chunk's score is the sum of its clauses'
+//! scores in clause order, whichever path found it (`scored`).
+//! `bm25_exhaustive` reads every posting; `examples/bm25_check.rs` compares
+//! the two on the golden files. Used by `pipeline`; depends on tantivy and
+//! the caller-scoped statistics (`stats`).
+
+use super::fusion::{RankedList, Source};
+use super::query::QueryWords;
+use super::stats::ScopedStats;
+use cairn_index::Snapshot;
+use cairn_index::schema::ChunkSchema;
+use std::collections::{BTreeSet, BinaryHeap};
+use std::sync::Arc;
+use tantivy::collector::{FilterCollector, TopDocs};
+use tantivy::query::{
+    BooleanQuery, BoostQuery, EnableScoring, Occur, PhraseQuery, Query, TermQuery,
+};
+use tantivy::schema::IndexRecordOption;
+use tantivy::{DocAddress, DocId, DocSet, Score, TERMINATED, Term};
+
+/// Field boosts for BM25: a match in a definition name or title says more
+/// than one in the body; one in the neighbouring chunks' text says less.
+const BOOSTS: [(&str, f32); 5] = [
+    ("body", 1.0),
+    ("title", 2.0),
+    ("symbols", 2.5),
+    ("path", 1.5),
+    ("context", 0.3),
+];
+
+/// Weight of a pair of the query's words found together in a body (see [`QueryWords::pairs`]).
+const PAIR_BOOST: f32 = 0.7;
+/// How many words may stand between a pair's two words (1: "log of prob" still counts).
+const PAIR_SLOP: u32 = 1;
+/// Chunks the first stage keeps per chunk asked for: room for the word
+/// pairs to reorder them.
+const FIRST_STAGE: usize = 4;
+/// Chunks the exhaustive search keeps past the k asked for: the union
+/// scorer's sums may differ from `scored`'s in the last bits.
+const SLACK: usize = 8;
+
+/// The BM25 query of a question: its clauses, term clauses first.
+pub struct Bm25Query {
+    /// Each term in every field with its boost, then each word pair in the body.
+    clauses: Vec<Box<dyn Query>>,
+    /// How many of `clauses` are term clauses (what block-max WAND prunes).
+    terms: usize,
+}
+
+impl Bm25Query {
+    /// The query for `query`; `None` when it has no evidence words.
+    pub fn new(s: &ChunkSchema, query: &str) -> Option<Self> {
+        let QueryWords { terms, pairs } = QueryWords::new(query);
+        if terms.is_empty() {
+            return None;
+        }
+        let fields = [s.body, s.title, s.symbols, s.path, s.context];
+        let mut clauses: Vec<Box<dyn Query>> = Vec::new();
+        for term in &terms {
+            for (field, (_, boost)) in fields.iter().zip(BOOSTS) {
+                let q = TermQuery::new(
+                    Term::from_field_text(*field, term),
+                    IndexRecordOption::WithFreqs,
+                );
+                clauses.push(Box::new(BoostQuery::new(Box::new(q), boost)));
+            }
+        }
+        let n_terms = clauses.len();
+        for [a, b] in pairs {
+            let (a, b) = (
+                Term::from_field_text(s.body, &a),
+                Term::from_field_text(s.body, &b),
+            );
+            let q = PhraseQuery::new_with_offset_and_slop(vec![(0, a), (1, b)], PAIR_SLOP);
+            clauses.push(Box::new(BoostQuery::new(Box::new(q), PAIR_BOOST)));
+        }
+        Some(Self {
+            clauses,
+            terms: n_terms,
+        })
+    }
+
+    /// The clauses `range` as one union.
+    fn union(&self, range: std::ops::Range<usize>) -> BooleanQuery {
+        BooleanQuery::new(
+            self.clauses[range]
+                .iter()
+                .map(|c| (Occur::Should, c.box_clone()))
+                .collect(),
+        )
+    }
+}
+
+/// Top `k` BM25 chunks among the allowed ones, best first.
+pub fn bm25(
+    snap: &Snapshot,
+    stats: &ScopedStats<'_>,
+    query: &str,
+    allowed: &Arc<Vec<bool>>,
+    k: usize,
+) -> tantivy::Result<Vec<(u32, f32)>> {
+    match Bm25Query::new(&snap.schema, query) {
+        Some(q) => pruned(stats, &q, allowed, k),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// Top `k` BM25 chunks with every posting of every clause read (no
+/// pruning): the reference the pruned search is checked against.
+pub fn bm25_exhaustive(
+    snap: &Snapshot,
+    stats: &ScopedStats<'_>,
+    query: &str,
+    allowed: &Arc<Vec<bool>>,
+    k: usize,
+) -> tantivy::Result<Vec<(u32, f32)>> {
+    let Some(q) = Bm25Query::new(&snap.schema, query) else {
+        return Ok(Vec::new());
+    };
+    let whole = q.union(0..q.clauses.len());
+    let found = top_docs(stats, &whole, allowed, k + SLACK)?;
+    let mut out = scored(stats, &q, found)?;
+    out.truncate(k);
+    Ok(out)
+}
+
+/// A first-stage candidate: its running score, segment and document,
+/// ordered so that the heap's top is the weakest (lowest score, then latest).
+#[derive(PartialEq)]
+struct Candidate(Score, usize, DocId);
+
+impl Eq for Candidate {}
+
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Candidate {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other
+            .0
+            .total_cmp(&self.0)
+            .then((self.1, self.2).cmp(&(other.1, other.2)))
+    }
+}
+
+/// The pruned search: block-max WAND over the term clauses keeps the
+/// `FIRST_STAGE × k` allowed chunks with the best term scores (skipping
+/// postings blocks that cannot reach them), then the word pairs are scored
+/// on those alone. A chunk whose terms rank below them but whose pairs
+/// would lift it into the top k is missed: `examples/bm25_check.rs`
+/// counts how often on the golden files.
+fn pruned(
+    stats: &ScopedStats<'_>,
+    q: &Bm25Query,
+    allowed: &[bool],
+    k: usize,
+) -> tantivy::Result<Vec<(u32, f32)>> {
+    let searcher = &stats.searcher;
+    let scoring = EnableScoring::enabled_from_statistics_provider(stats, searcher);
+    let keep = k.saturating_mul(FIRST_STAGE).max(1);
+    let terms = q.union(0..q.terms).weight(scoring)?;
+    let bar = |heap: &BinaryHeap<Candidate>| match heap.len() >= keep {
+        true => heap.peek().map_or(Score::MIN, |c| c.0),
+        false => Score::MIN,
+    };
+    let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(keep + 1);
+    for (s, seg) in searcher.segment_readers().iter().enumerate() {
+        let mut threshold = bar(&heap);
+        terms.for_each_pruning(threshold, seg, &mut |doc, score| {
+            let ok = stats
+                .tables
+                .chunk(s, doc)
+                .is_some_and(|c| allowed.get(c as usize).copied().unwrap_or(false));
+            if ok {
+                heap.push(Candidate(score, s, doc));
+                if heap.len() > keep {
+                    heap.pop();
+                }
+                threshold = bar(&heap);
+            }
+            threshold
+        })?;
+    }
+    let found = heap
+        .into_vec()
+        .into_iter()
+        .map(|Candidate(_, s, doc)| DocAddress::new(s as u32, doc))
+        .collect();
+    let mut out = scored(stats, q, found)?;
+    out.truncate(k);
+    Ok(out)
+}
+
+/// The chunks at `found`, each scored as the sum of its clauses' scores in
+/// clause order, best first (ties by chunk). One order for every path: a
+/// union scorer's sum depends on the order its clauses run out, so two
+/// ways through the postings could differ in the last bits.
+fn scored(
+    stats: &ScopedStats<'_>,
+    q: &Bm25Query,
+    found: Vec<DocAddress>,
+) -> tantivy::Result<Vec<(u32, f32)>> {
+    let searcher = &stats.searcher;
+    let scoring = EnableScoring::enabled_from_statistics_provider(stats, searcher);
+    let mut by_segment: Vec<Vec<DocId>> = vec![Vec::new(); searcher.segment_readers().len()];
+    for a in found {
+        if let Some(docs) = by_segment.get_mut(a.segment_ord as usize) {
+            docs.push(a.doc_id);
+        }
+    }
+    let weights = q
+        .clauses
+        .iter()
+        .map(|c| c.weight(scoring))
+        .collect::<tantivy::Result<Vec<_>>>()?;
+    let mut out = Vec::new();
+    for (s, docs) in by_segment.iter_mut().enumerate() {
+        docs.sort_unstable();
+        docs.dedup();
+        let seg = &searcher.segment_readers()[s];
+        let mut sums: Vec<Score> = vec![0.0; docs.len()];
+        for w in &weights {
+            let mut scorer = w.scorer(seg, 1.0)?;
+            for (doc, sum) in docs.iter().zip(sums.iter_mut()) {
+                if scorer.doc() < *doc {
+                    scorer.seek(*doc);
+                }
+                if scorer.doc() == *doc && *doc != TERMINATED {
+                    *sum += scorer.score();
+                }
+            }
+        }
+        for (doc, sum) in docs.iter().zip(sums) {
+            if let Some(chunk) = stats.tables.chunk(s, *doc) {
+                out.push((chunk, sum));
+            }
+        }
+    }
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(out)
+}
+
+/// For each identifier the query names exactly (`fit_model`, `ModelParameters`),
+/// a list of the chunks that define it, weighing 1/√(documents
+/// defining it among its first `k` definitions). A name defined once points at its definition; a name every
+/// tutorial defines (`log_prob`) says little about which one is meant.
+pub fn identifier_lists(
+    snap: &Snapshot,
+    stats: &ScopedStats<'_>,
+    query: &str,
+    allowed: &Arc<Vec<bool>>,
+    k: usize,
+) -> tantivy::Result<Vec<RankedList>> {
+    let mut idents: Vec<String> = Vec::new();
+    for word in query
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .map(|w| w.trim_matches('.'))
+        .filter(|w| is_identifier(w))
+    {
+        let word = word.to_lowercase();
+        let last = word.rsplit('.').next().unwrap_or(&word).to_owned();
+        if !idents.contains(&last) {
+            idents.push(last);
+        }
+    }
+    let mut out = Vec::with_capacity(idents.len());
+    for ident in &idents {
+        let q = TermQuery::new(
+            Term::from_field_text(snap.schema.symbols, ident),
+            IndexRecordOption::Basic,
+        );
+        let hits = run(stats, &q, allowed, k)?;
+        if hits.is_empty() {
+            continue;
+        }
+        let docs: BTreeSet<u32> = hits
+            .iter()
+            .map(|(c, _)| snap.chunks[*c as usize].doc)
+            .collect();
+        out.push(RankedList {
+            source: Source::Identifier,
+            share: 1.0 / (docs.len() as f32).sqrt(),
+            hits,
+        });
+    }
+    Ok(out)
+}
+
+/// Looks like code rather than a word: snake_case, camelCase, dotted, or CapWords.
+fn is_identifier(w: &str) -> bool {
+    let inner_upper =
+        w.chars().skip(1).any(char::is_uppercase) && w.chars().any(char::is_lowercase);
+    w.len() > 2 && (w.contains('_') || w.contains('.') || inner_upper)
+}
+
+/// The addresses of the top `k` allowed documents for `query`, every
+/// posting read.
+fn top_docs(
+    stats: &ScopedStats<'_>,
+    query: &dyn Query,
+    allowed: &Arc<Vec<bool>>,
+    k: usize,
+) -> tantivy::Result<Vec<DocAddress>> {
+    let mask = Arc::clone(allowed);
+    let collector = FilterCollector::new(
+        "chunk".to_owned(),
+        move |ord: u64| mask.get(ord as usize).copied().unwrap_or(false),
+        TopDocs::with_limit(k),
+    );
+    let top = stats
+        .searcher
+        .search_with_statistics_provider(query, &collector, stats)?;
+    Ok(top.into_iter().map(|(_, addr)| addr).collect())
+}
+
+/// Top `k` allowed chunks for a one-clause `query` (an identifier), scored
+/// with the caller's `stats`, every posting read.
+fn run(
+    stats: &ScopedStats<'_>,
+    query: &dyn Query,
+    allowed: &Arc<Vec<bool>>,
+    k: usize,
+) -> tantivy::Result<Vec<(u32, f32)>> {
+    let mask = Arc::clone(allowed);
+    let collector = FilterCollector::new(
+        "chunk".to_owned(),
+        move |ord: u64| mask.get(ord as usize).copied().unwrap_or(false),
+        TopDocs::with_limit(k),
+    );
+    let top = stats
+        .searcher
+        .search_with_statistics_provider(query, &collector, stats)?;
+    let mut out = Vec::with_capacity(top.len());
+    for (score, addr) in top {
+        if let Some(ord) = stats.tables.chunk(addr.segment_ord as usize, addr.doc_id) {
+            out.push((ord, score));
+        }
+    }
+    // Deterministic order: score, then chunk ordinal (doc order, then line).
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// In a real tantivy index with cairn's schema and analyzer: of two bodies
+    /// with the same words (so the same term scores), the one where the
+    /// query's words stand together wins; a chunk whose neighbour holds them
+    /// is found, below both.
+    #[test]
+    fn words_together_outrank_words_apart_and_neighbours_count_a_little() -> tantivy::Result<()> {
+        use tantivy::collector::TopDocs;
+        let s = ChunkSchema::new();
+        let index = tantivy::Index::create_in_ram(s.schema.clone());
+        ChunkSchema::register_analyzers(&index);
+        let mut writer =
+            index.writer_with_num_threads::<tantivy::TantivyDocument>(1, 15_000_000)?;
+        let apart = "small walkers start here in a ball";
+        let together = "walkers start here in a small ball";
+        // Chunk 2 holds none of the words; its neighbour does.
+        for (ord, body, context) in [
+            (0u64, apart, ""),
+            (1, together, ""),
+            (2, "other words", apart),
+        ] {
+            let mut d = tantivy::TantivyDocument::new();
+            d.add_u64(s.chunk, ord);
+            d.add_text(s.body, body);
+            d.add_text(s.context, context);
+            writer.add_document(d)?;
+        }
+        writer.commit()?;
+        let searcher = index.reader()?.searcher();
+        let q = Bm25Query::new(&s, "small ball").expect("evidence words");
+        let q = q.union(0..q.clauses.len());
+        let top = searcher.search(&q, &TopDocs::with_limit(3))?;
+        use tantivy::schema::Value;
+        let mut order = Vec::new();
+        for (_, addr) in &top {
+            let d: tantivy::TantivyDocument = searcher.doc(*addr)?;
+            order.extend(d.get_first(s.chunk).and_then(|v| v.as_u64()));
+        }
+        assert_eq!(order, [1, 0, 2], "{top:?}");
+        assert!(top[0].0 > top[1].0, "{top:?}");
+        assert!(Bm25Query::new(&s, "how do I").is_none());
+        Ok(())
+    }
+}
