@@ -10,7 +10,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use cairn_index::{IndexRoot, Snapshot};
 use cairn_search::access::visible_chunks;
-use cairn_search::rank::{Bm25Tables, ScopedStats, bm25, bm25_exhaustive};
+use cairn_search::rank::{Bm25Tables, ScopedStats, Visible, bm25, bm25_exhaustive};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -38,16 +38,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("sees everything", None),
         ("no groups", Some(Vec::<String>::new())),
     ] {
-        let visible = visible_chunks(&snap, groups.as_deref());
-        let allowed = Arc::new(visible.clone());
-        let stats = ScopedStats::new(&snap, &tables, &visible);
-        let share = visible.iter().filter(|v| **v).count() as f64 / visible.len().max(1) as f64;
+        let mask = visible_chunks(&snap, groups.as_deref());
+        let allowed = Arc::new(mask.clone());
+        let visible = Visible::new(&tables, mask);
+        let share = allowed.iter().filter(|v| **v).count() as f64 / allowed.len().max(1) as f64;
         let (mut same, mut differ) = (0, Vec::new());
         let (mut pruned_ms, mut exhaustive_ms) = (Vec::new(), Vec::new());
         for q in &questions {
+            // New statistics per question, as a search makes them.
+            let stats = ScopedStats::new(&snap, &tables, &visible);
             let t = Instant::now();
             let got = bm25(&snap, &stats, q, &allowed, K)?;
             pruned_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            let stats = ScopedStats::new(&snap, &tables, &visible);
             let t = Instant::now();
             let want = bm25_exhaustive(&snap, &stats, q, &allowed, K)?;
             exhaustive_ms.push(t.elapsed().as_secs_f64() * 1e3);

@@ -52,6 +52,8 @@ pub struct Engine {
     pub(crate) vector_search: rank::VectorSearch,
     /// What caller-scoped BM25 statistics read, gathered at open.
     pub(crate) bm25: rank::Bm25Tables,
+    /// The masks and counts of recent callers.
+    pub(crate) scopes: rank::ScopeCache,
     /// Notebooks' cells, parsed when first read.
     pub(crate) notebooks: text::Notebooks,
     /// Every raising statement and the documents by file name, read at the
@@ -151,6 +153,7 @@ impl Engine {
     ) -> Result<Self, SearchError> {
         Ok(Self {
             bm25: rank::Bm25Tables::new(&snap)?,
+            scopes: rank::ScopeCache::default(),
             notebooks: text::Notebooks::new(snap.docs.len()),
             sites: std::sync::OnceLock::new(),
             by_doc_id: std::sync::OnceLock::new(),

@@ -145,6 +145,7 @@ impl Engine {
         Ranker {
             snap: &self.snap,
             bm25: &self.bm25,
+            scopes: &self.scopes,
             vector_search: &self.vector_search,
             fusion: &self.fusion,
             priors_off: &self.priors_off,

@@ -11,6 +11,7 @@ mod lexical;
 mod pipeline;
 mod priors;
 mod query;
+mod scopes;
 mod snippets;
 mod stats;
 
@@ -20,5 +21,6 @@ pub use lexical::*;
 pub(crate) use pipeline::{Ask, Ranker};
 pub use priors::*;
 pub use query::*;
+pub use scopes::*;
 pub use snippets::*;
 pub use stats::*;

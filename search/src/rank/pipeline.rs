@@ -7,7 +7,6 @@
 
 use super::*;
 use crate::SearchError;
-use crate::access;
 use crate::filters::{Filters, Mode};
 use crate::runtime_weights::RuntimeWeights;
 use cairn_index::Snapshot;
@@ -28,6 +27,8 @@ pub(crate) struct Ranker<'a> {
     pub snap: &'a Snapshot,
     /// What caller-scoped BM25 statistics read.
     pub bm25: &'a Bm25Tables,
+    /// The masks and counts of recent callers.
+    pub scopes: &'a ScopeCache,
     /// When the approximate index is used.
     pub vector_search: &'a VectorSearch,
     /// How much each kind of list counts.
@@ -64,9 +65,9 @@ impl Ranker<'_> {
             filters,
             groups,
         } = *ask;
-        let allowed = Arc::new(access::allowed_chunks(self.snap, filters, groups));
+        let allowed = self.scopes.allowed(self.snap, filters, groups);
         // Every statistic a score depends on comes from what the caller may see.
-        let visible = access::visible_chunks(self.snap, groups);
+        let visible = self.scopes.visible(self.snap, self.bm25, groups);
         let stats = ScopedStats::new(self.snap, self.bm25, &visible);
         let (mentioned, bm25_text) = mentioned_toolkits(self.snap, query, groups);
         // A toolkit the query names (and no explicit filter) gets its own candidate
@@ -78,10 +79,7 @@ impl Ranker<'_> {
                 toolkit: mentioned.clone(),
                 ..filters.clone()
             };
-            scopes.push((
-                Arc::new(access::allowed_chunks(self.snap, &narrowed, groups)),
-                1.0,
-            ));
+            scopes.push((self.scopes.allowed(self.snap, &narrowed, groups), 1.0));
             scopes.push((Arc::clone(&allowed), 0.5));
         } else {
             scopes.push((Arc::clone(&allowed), 1.0));

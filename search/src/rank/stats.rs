@@ -69,31 +69,23 @@ impl Bm25Tables {
     }
 }
 
-/// BM25 statistics (document count, field lengths, document frequencies)
-/// over the chunks one caller may see, so that a hidden document moves no
-/// visible score: the answer is the one the caller would get if the hidden
-/// documents did not exist.
-pub struct ScopedStats<'a> {
-    pub(super) searcher: Searcher,
-    pub(super) tables: &'a Bm25Tables,
-    visible: &'a [bool],
-    /// Every chunk is visible: document frequencies come from tantivy's
-    /// term dictionary (the same count, without scanning postings).
-    all: bool,
+/// The chunks a caller may see and what BM25 counts over them, worked out
+/// once per group set (see `scopes`): each is a pass over every chunk.
+pub struct Visible {
+    /// Per chunk: visible or not.
+    pub mask: Vec<bool>,
     /// Visible chunks.
     docs: u64,
     /// Per scored field (as in `tables.lengths`): its tokens over the
-    /// visible chunks. Counted once here: tantivy asks for them for every
-    /// term of every query, and each count is a pass over all chunks.
+    /// visible chunks.
     tokens: Vec<u64>,
 }
 
-impl<'a> ScopedStats<'a> {
-    /// Statistics over the chunks `visible` marks.
-    pub fn new(snap: &Snapshot, tables: &'a Bm25Tables, visible: &'a [bool]) -> Self {
-        let docs = visible.iter().filter(|v| **v).count() as u64;
-        let all = docs as usize == visible.len();
-        let tokens = match all {
+impl Visible {
+    /// The counts over the chunks `mask` marks.
+    pub fn new(tables: &Bm25Tables, mask: Vec<bool>) -> Self {
+        let docs = mask.iter().filter(|v| **v).count() as u64;
+        let tokens = match docs as usize == mask.len() {
             true => tables.totals.clone(),
             false => tables
                 .lengths
@@ -101,44 +93,85 @@ impl<'a> ScopedStats<'a> {
                 .map(|(_, per_chunk)| {
                     per_chunk
                         .iter()
-                        .zip(visible)
+                        .zip(&mask)
                         .filter(|(_, v)| **v)
                         .map(|(n, _)| u64::from(*n))
                         .sum()
                 })
                 .collect(),
         };
+        Self { mask, docs, tokens }
+    }
+}
+
+/// BM25 statistics (document count, field lengths, document frequencies)
+/// over the chunks one caller may see, so that a hidden document moves no
+/// visible score: the answer is the one the caller would get if the hidden
+/// documents did not exist.
+pub struct ScopedStats<'a> {
+    pub(super) searcher: Searcher,
+    pub(super) tables: &'a Bm25Tables,
+    visible: &'a Visible,
+    /// Every chunk is visible: document frequencies come from tantivy's
+    /// term dictionary (the same count, without scanning postings).
+    all: bool,
+    /// Each term's visible document frequency once counted: a search builds
+    /// several weights over the same terms (both stages, every scope), and
+    /// each count reads the term's whole postings.
+    counted: std::sync::Mutex<std::collections::HashMap<Term, u64>>,
+}
+
+impl<'a> ScopedStats<'a> {
+    /// Statistics over the chunks `visible` marks.
+    pub fn new(snap: &Snapshot, tables: &'a Bm25Tables, visible: &'a Visible) -> Self {
         Self {
             searcher: snap.reader.searcher(),
             tables,
+            all: visible.docs as usize == visible.mask.len(),
             visible,
-            all,
-            docs,
-            tokens,
+            counted: Default::default(),
         }
     }
 
     fn sees(&self, chunk: u32) -> bool {
-        self.visible.get(chunk as usize).copied().unwrap_or(false)
+        self.visible
+            .mask
+            .get(chunk as usize)
+            .copied()
+            .unwrap_or(false)
     }
 }
 
 impl Bm25StatisticsProvider for ScopedStats<'_> {
     fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
         match self.tables.lengths.iter().position(|(f, _)| *f == field) {
-            Some(i) => Ok(self.tokens[i]),
+            Some(i) => Ok(self.visible.tokens[i]),
             None => self.searcher.total_num_tokens(field),
         }
     }
 
     fn total_num_docs(&self) -> tantivy::Result<u64> {
-        Ok(self.docs)
+        Ok(self.visible.docs)
     }
 
     fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
         if self.all {
             return self.searcher.doc_freq(term);
         }
+        if let Some(n) = self.counted.lock().ok().and_then(|c| c.get(term).copied()) {
+            return Ok(n);
+        }
+        let n = self.count_visible(term)?;
+        if let Ok(mut c) = self.counted.lock() {
+            c.insert(term.clone(), n);
+        }
+        Ok(n)
+    }
+}
+
+impl ScopedStats<'_> {
+    /// How many visible chunks hold `term`: a pass over its postings.
+    fn count_visible(&self, term: &Term) -> tantivy::Result<u64> {
         let mut n = 0u64;
         for (s, seg) in self.searcher.segment_readers().iter().enumerate() {
             let inverted = seg.inverted_index(term.field())?;
