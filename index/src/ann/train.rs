@@ -79,8 +79,17 @@ pub(super) fn quantise(row: &[f32]) -> (Vec<i8>, f32) {
 
 /// Int8 dot product of a query and a stored row (its bytes are the int8
 /// codes). Integer sums are exact, so every path gives the same answer;
-/// with AVX2 the loop is four times wider than x86-64's baseline.
+/// with AVX2 the loop is four times wider than x86-64's baseline, and
+/// AVX-512 with VNNI (multiply-add of 16-bit pairs into 32-bit sums in one
+/// instruction) twice that again: the list scan is most of a search at
+/// 100× the corpus.
 pub(super) fn dot_i8(a: &[i8], b: &[u8]) -> i32 {
+    #[cfg(target_arch = "x86_64")]
+    if vnni() {
+        // SAFETY: the CPU was found to have AVX-512 BW and VNNI.
+        #[allow(unsafe_code)]
+        return unsafe { dot_i8_vnni(a, b) };
+    }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU was just found to have AVX2.
@@ -97,6 +106,24 @@ unsafe fn dot_i8_avx2(a: &[i8], b: &[u8]) -> i32 {
     dot_i8_portable(a, b)
 }
 
+/// Whether the CPU has AVX-512 BW and VNNI (asked once).
+#[cfg(target_arch = "x86_64")]
+fn vnni() -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512vnni")
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+#[allow(unsafe_code)]
+unsafe fn dot_i8_vnni(a: &[i8], b: &[u8]) -> i32 {
+    dot_i8_portable(a, b)
+}
+
 /// Products in i16 (127² fits), summed in i32 (127² × dim fits): the shape
 /// the compiler turns into multiply-add instructions.
 #[inline(always)]
@@ -105,4 +132,32 @@ pub(super) fn dot_i8_portable(a: &[i8], b: &[u8]) -> i32 {
         .zip(b)
         .map(|(&x, &y)| i32::from(i16::from(x) * i16::from(y as i8)))
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whichever kernel this CPU picks gives the portable loop's sum, at
+    /// the model's width and at widths no vector register divides.
+    #[test]
+    fn every_kernel_sums_alike() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut byte = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 56) as u8
+        };
+        for dim in [1, 7, 31, 64, 383, 384, 385, 1024] {
+            let a: Vec<i8> = (0..dim).map(|_| (byte() as i8).max(-127)).collect();
+            let b: Vec<u8> = (0..dim).map(|_| (byte() as i8).max(-127) as u8).collect();
+            assert_eq!(dot_i8(&a, &b), dot_i8_portable(&a, &b), "dim {dim}");
+        }
+        // The extremes: every product 127², summed at full width.
+        let (a, b) = (vec![127i8; 384], vec![127u8; 384]);
+        assert_eq!(dot_i8(&a, &b), 127 * 127 * 384);
+        let (a, b) = (vec![-127i8; 384], vec![127u8; 384]);
+        assert_eq!(dot_i8(&a, &b), -127 * 127 * 384);
+    }
 }
