@@ -152,7 +152,21 @@ mod tests {
         for dim in [1, 7, 31, 64, 383, 384, 385, 1024] {
             let a: Vec<i8> = (0..dim).map(|_| (byte() as i8).max(-127)).collect();
             let b: Vec<u8> = (0..dim).map(|_| (byte() as i8).max(-127) as u8).collect();
-            assert_eq!(dot_i8(&a, &b), dot_i8_portable(&a, &b), "dim {dim}");
+            let want = dot_i8_portable(&a, &b);
+            assert_eq!(dot_i8(&a, &b), want, "dim {dim}");
+            // Each kernel this CPU has, not only the one it picks.
+            #[cfg(target_arch = "x86_64")]
+            #[allow(unsafe_code)]
+            {
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2.
+                    assert_eq!(unsafe { dot_i8_avx2(&a, &b) }, want, "avx2, dim {dim}");
+                }
+                if vnni() {
+                    // SAFETY: the CPU has AVX-512 BW and VNNI.
+                    assert_eq!(unsafe { dot_i8_vnni(&a, &b) }, want, "vnni, dim {dim}");
+                }
+            }
         }
         // The extremes: every product 127², summed at full width.
         let (a, b) = (vec![127i8; 384], vec![127u8; 384]);

@@ -7,8 +7,9 @@
 //! keeps the best `FIRST_STAGE × k` allowed chunks by their terms (tantivy's
 //! `for_each_pruning`: only a chunk above the running threshold reaches the
 //! heap; the caller's allowed chunks applied as each arrives), and the word
-//! pairs, whose position reads were most of the cost, are scored on those
-//! alone. A chunk's score is the sum of its clauses' scores in clause
+//! pairs, whose position reads were most of the cost, are scored for those
+//! (a pair's scorer still reads positions of the chunks holding both words
+//! on its way from one candidate to the next, but no further than the last). A chunk's score is the sum of its clauses' scores in clause
 //! order, whichever path found it (`scored`).
 //! `bm25_exhaustive` reads every posting; `examples/bm25_check.rs` compares
 //! the two on the golden files. Used by `pipeline`; depends on tantivy and
@@ -99,7 +100,9 @@ impl Bm25Query {
     }
 }
 
-/// Top `k` BM25 chunks among the allowed ones, best first.
+/// Top `k` BM25 chunks among the allowed ones, best first, by the
+/// two-stage search (see [`pruned`]: a chunk lifted into the top k by word
+/// pairs alone, from below the first stage, is missed).
 pub fn bm25(
     snap: &Snapshot,
     stats: &ScopedStats<'_>,
@@ -126,16 +129,23 @@ pub fn bm25_exhaustive(
         return Ok(Vec::new());
     };
     let whole = q.union(0..q.clauses.len());
-    let found = top_docs(stats, &whole, allowed, k + SLACK)?;
+    let found = top_docs(stats, &whole, allowed, k.saturating_add(SLACK))?;
     let mut out = scored(stats, &q, found)?;
     out.truncate(k);
     Ok(out)
 }
 
-/// A first-stage candidate: its running score, segment and document,
-/// ordered so that the heap's top is the weakest (lowest score, then latest).
-#[derive(PartialEq)]
-struct Candidate(Score, usize, DocId);
+/// A first-stage candidate: its term score, chunk, segment and document,
+/// ordered so that the heap's top is the weakest: the lowest score, then
+/// the latest chunk (chunk order, not segment order, which changes from
+/// build to build, so ties at the cut fall the same way every time).
+struct Candidate(Score, u32, usize, DocId);
+
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
 
 impl Eq for Candidate {}
 
@@ -147,10 +157,7 @@ impl PartialOrd for Candidate {
 
 impl Ord for Candidate {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        other
-            .0
-            .total_cmp(&self.0)
-            .then((self.1, self.2).cmp(&(other.1, other.2)))
+        other.0.total_cmp(&self.0).then(self.1.cmp(&other.1))
     }
 }
 
@@ -158,10 +165,11 @@ impl Ord for Candidate {
 /// allowed chunks with the best term scores, then the word pairs are
 /// scored on those alone. A chunk whose terms rank below them but whose
 /// pairs would lift it into the top k is missed: `examples/bm25_check.rs`
-/// counts how often on the golden files. (Block-max WAND would skip
-/// postings blocks too, but tantivy runs it only when every clause has
-/// postings; with the absent ones dropped to let it run, 40-odd clauses and
-/// 800 kept, it was slower here, and slower still for a caller who sees 5 %.)
+/// counts how often on the golden files. tantivy runs block-max WAND in a
+/// segment where every term clause has postings with frequencies; a word
+/// absent from some field (most questions have one) gets the plain union.
+/// Dropping the absent clauses so that WAND always ran was slower here
+/// (40-odd clauses, 800 kept), and slower still for a caller who sees 5 %.
 fn pruned(
     stats: &ScopedStats<'_>,
     q: &Bm25Query,
@@ -172,20 +180,22 @@ fn pruned(
     let scoring = EnableScoring::enabled_from_statistics_provider(stats, searcher);
     let keep = k.saturating_mul(FIRST_STAGE).max(1);
     let terms = q.union(0..q.terms).weight(scoring)?;
+    // Just under the weakest kept score: a chunk that ties it still comes
+    // in (tantivy passes only scores above the bar) and the lower chunk stays.
     let bar = |heap: &BinaryHeap<Candidate>| match heap.len() >= keep {
-        true => heap.peek().map_or(Score::MIN, |c| c.0),
+        true => heap.peek().map_or(Score::MIN, |c| c.0.next_down()),
         false => Score::MIN,
     };
-    let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(keep + 1);
+    let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(keep.min(4096) + 1);
     for (s, seg) in searcher.segment_readers().iter().enumerate() {
         let mut threshold = bar(&heap);
         terms.for_each_pruning(threshold, seg, &mut |doc, score| {
-            let ok = stats
+            let chunk = stats
                 .tables
                 .chunk(s, doc)
-                .is_some_and(|c| allowed.get(c as usize).copied().unwrap_or(false));
-            if ok {
-                heap.push(Candidate(score, s, doc));
+                .filter(|c| allowed.get(*c as usize).copied().unwrap_or(false));
+            if let Some(chunk) = chunk {
+                heap.push(Candidate(score, chunk, s, doc));
                 if heap.len() > keep {
                     heap.pop();
                 }
@@ -197,7 +207,7 @@ fn pruned(
     let found = heap
         .into_vec()
         .into_iter()
-        .map(|Candidate(_, s, doc)| DocAddress::new(s as u32, doc))
+        .map(|Candidate(_, _, s, doc)| DocAddress::new(s as u32, doc))
         .collect();
     let mut out = scored(stats, q, found)?;
     out.truncate(k);
@@ -228,6 +238,10 @@ fn scored(
         .collect::<tantivy::Result<Vec<_>>>()?;
     let mut out = Vec::new();
     for (s, docs) in by_segment.iter_mut().enumerate() {
+        if docs.is_empty() {
+            // A phrase scorer reads positions up to its first match as it opens.
+            continue;
+        }
         docs.sort_unstable();
         docs.dedup();
         let seg = &searcher.segment_readers()[s];

@@ -79,7 +79,15 @@ pub struct Visible {
     /// Per scored field (as in `tables.lengths`): its tokens over the
     /// visible chunks.
     tokens: Vec<u64>,
+    /// Each term's visible document frequency once counted, for every
+    /// search of this group set: each count reads the term's whole
+    /// postings, and a search asks for each term several times (both
+    /// stages, every scope, every phrasing). Emptied past `COUNTED_KEPT`.
+    counted: std::sync::Mutex<std::collections::HashMap<Term, u64>>,
 }
+
+/// Terms whose counts a group set keeps (a term and a count each).
+const COUNTED_KEPT: usize = 65_536;
 
 impl Visible {
     /// The counts over the chunks `mask` marks.
@@ -100,7 +108,12 @@ impl Visible {
                 })
                 .collect(),
         };
-        Self { mask, docs, tokens }
+        Self {
+            mask,
+            docs,
+            tokens,
+            counted: Default::default(),
+        }
     }
 }
 
@@ -115,10 +128,6 @@ pub struct ScopedStats<'a> {
     /// Every chunk is visible: document frequencies come from tantivy's
     /// term dictionary (the same count, without scanning postings).
     all: bool,
-    /// Each term's visible document frequency once counted: a search builds
-    /// several weights over the same terms (both stages, every scope), and
-    /// each count reads the term's whole postings.
-    counted: std::sync::Mutex<std::collections::HashMap<Term, u64>>,
 }
 
 impl<'a> ScopedStats<'a> {
@@ -129,7 +138,6 @@ impl<'a> ScopedStats<'a> {
             tables,
             all: visible.docs as usize == visible.mask.len(),
             visible,
-            counted: Default::default(),
         }
     }
 
@@ -158,11 +166,15 @@ impl Bm25StatisticsProvider for ScopedStats<'_> {
         if self.all {
             return self.searcher.doc_freq(term);
         }
-        if let Some(n) = self.counted.lock().ok().and_then(|c| c.get(term).copied()) {
+        let counted = &self.visible.counted;
+        if let Some(n) = counted.lock().ok().and_then(|c| c.get(term).copied()) {
             return Ok(n);
         }
         let n = self.count_visible(term)?;
-        if let Ok(mut c) = self.counted.lock() {
+        if let Ok(mut c) = counted.lock() {
+            if c.len() >= COUNTED_KEPT {
+                c.clear();
+            }
             c.insert(term.clone(), n);
         }
         Ok(n)
