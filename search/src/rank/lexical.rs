@@ -130,7 +130,7 @@ pub fn bm25_exhaustive(
     };
     let whole = q.union(0..q.clauses.len());
     let found = top_docs(stats, &whole, allowed, k.saturating_add(SLACK))?;
-    let mut out = scored(stats, &q, found)?;
+    let mut out = scored(stats, &q, found.into_iter().map(|(_, a)| a).collect())?;
     out.truncate(k);
     Ok(out)
 }
@@ -320,24 +320,23 @@ fn is_identifier(w: &str) -> bool {
     w.len() > 2 && (w.contains('_') || w.contains('.') || inner_upper)
 }
 
-/// The addresses of the top `k` allowed documents for `query`, every
+/// The top `k` allowed documents for `query` with their scores, every
 /// posting read.
 fn top_docs(
     stats: &ScopedStats<'_>,
     query: &dyn Query,
     allowed: &Arc<Vec<bool>>,
     k: usize,
-) -> tantivy::Result<Vec<DocAddress>> {
+) -> tantivy::Result<Vec<(Score, DocAddress)>> {
     let mask = Arc::clone(allowed);
     let collector = FilterCollector::new(
         "chunk".to_owned(),
         move |ord: u64| mask.get(ord as usize).copied().unwrap_or(false),
         TopDocs::with_limit(k),
     );
-    let top = stats
+    stats
         .searcher
-        .search_with_statistics_provider(query, &collector, stats)?;
-    Ok(top.into_iter().map(|(_, addr)| addr).collect())
+        .search_with_statistics_provider(query, &collector, stats)
 }
 
 /// Top `k` allowed chunks for a one-clause `query` (an identifier), scored
@@ -348,21 +347,13 @@ fn run(
     allowed: &Arc<Vec<bool>>,
     k: usize,
 ) -> tantivy::Result<Vec<(u32, f32)>> {
-    let mask = Arc::clone(allowed);
-    let collector = FilterCollector::new(
-        "chunk".to_owned(),
-        move |ord: u64| mask.get(ord as usize).copied().unwrap_or(false),
-        TopDocs::with_limit(k),
-    );
-    let top = stats
-        .searcher
-        .search_with_statistics_provider(query, &collector, stats)?;
-    let mut out = Vec::with_capacity(top.len());
-    for (score, addr) in top {
-        if let Some(ord) = stats.tables.chunk(addr.segment_ord as usize, addr.doc_id) {
-            out.push((ord, score));
-        }
-    }
+    let mut out: Vec<(u32, f32)> = top_docs(stats, query, allowed, k)?
+        .into_iter()
+        .filter_map(|(score, addr)| {
+            let ord = stats.tables.chunk(addr.segment_ord as usize, addr.doc_id)?;
+            Some((ord, score))
+        })
+        .collect();
     // Deterministic order: score, then chunk ordinal (doc order, then line).
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     Ok(out)
