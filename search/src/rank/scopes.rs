@@ -89,3 +89,37 @@ impl ScopeCache {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A trusted caller (no groups given) never shares a mask with a public
+    /// one (no groups held); the same groups in another order or repeated do.
+    #[test]
+    fn keys_keep_trusted_and_public_apart_and_ignore_order() {
+        let (a, b) = ("a".to_owned(), "b".to_owned());
+        assert_ne!(key(None), key(Some(&[])));
+        assert_ne!(key(None), key(Some(std::slice::from_ref(&a))));
+        assert_eq!(
+            key(Some(&[b.clone(), a.clone(), b.clone()])),
+            key(Some(&[a.clone(), b.clone()]))
+        );
+        assert_ne!(key(Some(&[a])), key(Some(&[b])));
+    }
+
+    /// The newest entry is found again; past `KEPT` the oldest is dropped.
+    #[test]
+    fn recent_entries_are_kept_and_the_oldest_dropped() {
+        let r: Recent<usize, usize> = Recent::default();
+        for i in 0..=KEPT {
+            assert_eq!(*r.get(i, || i * 10), i * 10);
+        }
+        assert_eq!(*r.get(KEPT, || 0), KEPT * 10, "kept, not made again");
+        assert_eq!(
+            *r.get(0, || 7),
+            7,
+            "the oldest was dropped and is made again"
+        );
+    }
+}
