@@ -14,6 +14,9 @@
 # MEMORY_LIMIT_MB=N runs the server in a cgroup (v1) memory limit of N MB
 # (page cache included; needs root): whether it answers within that memory.
 # MODE=bm25|vector asks the server for one side of the search only.
+# TOUCHED=1 drops the page cache before the server starts (needs root) and
+# prints, after the questions, how much of each kind of the version's files
+# is in the page cache: what serving those questions read (fincore).
 # Work goes under $CAIRN_BENCH_DIR (default a temp dir; 100x needs ~12 GB of
 # disk and ~12 GB of memory while writing the version).
 set -euo pipefail
@@ -22,23 +25,30 @@ index="${1:?usage: scripts/bench-scale-search.sh INDEX [FACTOR]}"
 factor="${2:-100}"
 work="${CAIRN_BENCH_DIR:-$(mktemp -d)}"
 scripts/fetch-model.sh >/dev/null
-cargo build --release --quiet
-cargo build --release --quiet -p cairn-search --example bench_search --example bench_scale
+# CAIRN_BIN=DIR: cairn, bench_search and bench_scale from DIR (another
+# build, to compare two in one sitting) instead of building them here.
+bin="${CAIRN_BIN:-target/release}" examples="${CAIRN_BIN:-target/release/examples}"
+if [ -z "${CAIRN_BIN:-}" ]; then
+  cargo build --release --quiet
+  cargo build --release --quiet -p cairn-search --example bench_search --example bench_scale
+fi
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); $(date -u +%F)"
 if [ ! -f "$work/index/CURRENT" ]; then
-  /usr/bin/time -v target/release/examples/bench_scale version "$index" "$factor" "$work/index" \
+  /usr/bin/time -v "$examples/bench_scale" version "$index" "$factor" "$work/index" \
     2> "$work/version.time"
 fi
 grep -E "Elapsed|Maximum resident" "$work/version.time" | sed 's/^\s*/writing the version: /'
 version="$(cat "$work/index/CURRENT")"
 du -sh "$work/index/versions/$version" | sed 's/^/version size: /'
 du -ch "$work/index/versions/$version"/ann-* | tail -1 | sed 's/^/approximate index: /'
-target/release/examples/bench_search "$work/index" golden/random.yaml 1
+"$examples/bench_search" "$work/index" golden/random.yaml 1
 
-# The server: 100 new questions as each caller, then its peak RSS.
+# The server: 100 new questions as each caller, then its peak RSS. The
+# anonymous callers' CPU budget is lifted: this measures latency, and a
+# search that waits on the disk would spend it (issue 40's budget).
 port=$((20000 + RANDOM % 20000))
 rm -f "$work/tokens.json"
-token="$(target/release/cairn token add staff --groups staff --tokens "$work/tokens.json" 2>/dev/null)"
+token="$("$bin/cairn" token add staff --groups staff --tokens "$work/tokens.json" 2>/dev/null)"
 cgroup=""
 if [ -n "${MEMORY_LIMIT_MB:-}" ]; then
   cgroup="/sys/fs/cgroup/memory/cairn-bench-$$"
@@ -47,12 +57,15 @@ if [ -n "${MEMORY_LIMIT_MB:-}" ]; then
   echo "serving in a memory limit of $MEMORY_LIMIT_MB MB (page cache included)"
   # Pages already cached are charged to whoever read them first: drop them,
   # so the server's own reads are charged to its limit.
+fi
+if [ -n "${MEMORY_LIMIT_MB:-}${TOUCHED:-}" ]; then
   sync
   echo 3 > /proc/sys/vm/drop_caches
 fi
 CGROUP="$cgroup" sh -c '[ -z "$CGROUP" ] || echo $$ > "$CGROUP/cgroup.procs"; exec "$@"' serve \
-  target/release/cairn serve --index "$work/index" --bind "127.0.0.1:$port" \
-  --tokens "$work/tokens.json" --public-read > "$work/serve.log" 2>&1 &
+  "$bin/cairn" serve --index "$work/index" --bind "127.0.0.1:$port" \
+  --tokens "$work/tokens.json" --public-read --anonymous-cpu-budget-ms 0 \
+  > "$work/serve.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true; sleep 1; [ -z "$cgroup" ] || rmdir "$cgroup" 2>/dev/null || true' EXIT
 for _ in $(seq 1 120); do
@@ -78,4 +91,22 @@ PY
 grep -E "VmHWM|RssAnon|RssFile" "/proc/$server/status" | sed 's/^/cairn serve /'
 if [ -n "$cgroup" ]; then
   echo "cgroup peak $(( $(cat "$cgroup/memory.max_usage_in_bytes") / 1048576 )) MB, limit hit $(cat "$cgroup/memory.failcnt") times"
+fi
+if [ -n "${TOUCHED:-}" ]; then
+  fincore --bytes --noheadings --output RES,SIZE,FILE "$work/index/versions/$version"/* \
+    "$work/index/versions/$version"/*/* 2>/dev/null | python3 -c '
+import collections, re, sys
+kinds = collections.defaultdict(lambda: [0, 0])
+for line in sys.stdin:
+    res, size, path = line.split(None, 2)
+    name = path.strip().rsplit("/", 1)[-1]
+    kind = re.sub(r"^ann-[0-9]+-", "ann-*-", name)
+    kind = re.sub(r"^[0-9a-f]{32}\.", "tantivy *.", kind)
+    kinds[kind][0] += int(res); kinds[kind][1] += int(size)
+total = sum(r for r, _ in kinds.values())
+print(f"in the page cache after the questions: {total / 2**20:.0f} MB")
+for kind, (res, size) in sorted(kinds.items(), key=lambda kv: -kv[1][0]):
+    if res >= 2**20:
+        print(f"  {kind:32} {res / 2**20:8.0f} MB of {size / 2**20:8.0f} MB")
+'
 fi

@@ -110,13 +110,24 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// Scored rows best first (ties to the lower number), cut to `k`: the one
 /// order of every vector list, exact or approximate.
 pub fn best_first(mut scored: Vec<(u32, f32)>, k: usize) -> Vec<(u32, f32)> {
-    let cmp = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    cut_to_best(&mut scored, k);
+    scored.sort_by(best_order);
+    scored
+}
+
+/// Cuts `scored` to its best `k`, in no order: what [`best_first`] keeps.
+/// The order is total (ties go to the lower number), so cutting a growing
+/// list now and then keeps the same best `k` as cutting it once.
+pub fn cut_to_best(scored: &mut Vec<(u32, f32)>, k: usize) {
     if scored.len() > k {
-        scored.select_nth_unstable_by(k, cmp);
+        scored.select_nth_unstable_by(k, best_order);
         scored.truncate(k);
     }
-    scored.sort_by(cmp);
-    scored
+}
+
+/// Best first: the higher score, then the lower number.
+fn best_order(a: &(u32, f32), b: &(u32, f32)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
 }
 
 #[cfg(test)]

@@ -48,7 +48,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // New statistics per question, as a search makes them.
             let stats = ScopedStats::new(&snap, &tables, &visible);
             let t = Instant::now();
-            let got = bm25(&snap, &stats, q, &allowed, K)?;
+            let got = bm25(&snap, &stats, q, &[&allowed[..]], K)?
+                .pop()
+                .unwrap_or_default();
             pruned_ms.push(t.elapsed().as_secs_f64() * 1e3);
             let stats = ScopedStats::new(&snap, &tables, &visible);
             let t = Instant::now();
@@ -82,7 +84,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 #[allow(dead_code)]
 fn debug_one(snap: &Snapshot, stats: &ScopedStats<'_>, allowed: &Arc<Vec<bool>>, q: &str) {
-    let got = bm25(snap, stats, q, allowed, K).unwrap_or_default();
+    let got = bm25(snap, stats, q, &[&allowed[..]], K)
+        .ok()
+        .and_then(|mut l| l.pop())
+        .unwrap_or_default();
     let want = bm25_exhaustive(snap, stats, q, allowed, K).unwrap_or_default();
     let at = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
     for i in at.saturating_sub(1)..at + 3 {

@@ -2,9 +2,10 @@
 //! (IVF) of int8 rows, written once by the builder next to the f32 vectors
 //! and memory-mapped by readers. Each row sits in the list of its nearest
 //! centroid (spherical k-means); a search scores the centroids, scans the
-//! lists of the nearest ones with the caller's filter applied to every row,
-//! and callers re-score what it returns with the exact f32 rows, so scores
-//! stay those of the exact scan.
+//! lists of the nearest ones with the caller's filter applied to every row
+//! (one pass for several filters), and orders what it keeps by the query
+//! in f32 against the int8 rows; callers re-score the head of that order
+//! with the f32 rows.
 //!
 //! One pair of files (chunks, subchunks) per set of access groups the
 //! documents carry: a caller scans only the lists of documents it may see,
@@ -34,7 +35,7 @@ mod train;
 use train::*;
 
 use crate::records::DocRecord;
-use crate::vectors::{Vectors, best_first, dot};
+use crate::vectors::{Vectors, best_first, cut_to_best, dot};
 use memmap2::Mmap;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -494,6 +495,40 @@ mod tests {
             wanted += want.len();
         }
         assert!(found * 100 >= wanted * 95, "recall@10 {found}/{wanted}");
+    }
+
+    /// One pass for several filters gives each the answer a search with it
+    /// alone gives: a wide filter that stops after the first lists, a narrow
+    /// one that reads on to find k rows, and candidates past the trim size.
+    #[test]
+    fn one_pass_for_several_filters_answers_each_as_alone() {
+        let (n, dim) = (12_000, 16);
+        let rows = unit_rows(n, dim, 21);
+        let keys: Vec<u32> = (0..n as u32).collect();
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let path = tmp.path().join("x.ivf");
+        std::fs::write(&path, build(&rows, dim, &keys, &path).expect("build")).expect("write");
+        let (wide, narrow, none) = (|_: u32| true, |k: u32| k.is_multiple_of(97), |_: u32| false);
+        // 80 lists of about 110 rows: past the trim size for the wide filter.
+        for (probes, i, q) in [4, 80].into_iter().flat_map(|p| {
+            let qs = unit_rows(10, dim, 22);
+            (0..10).map(move |i| (p, i, qs[i * dim..(i + 1) * dim].to_vec()))
+        }) {
+            let q = &q[..];
+            let ivf = Ivf::open(&path, dim, n, n, probes).expect("open");
+            for k in [10, 1500] {
+                let keeps: [&dyn Fn(u32) -> bool; 3] = [&wide, &narrow, &none];
+                let together = ivf.search_scopes(q, k, &keeps);
+                let alone: Vec<_> = keeps.iter().map(|f| ivf.search(q, k, f)).collect();
+                assert_eq!(together, alone, "probes {probes}, query {i}, k {k}");
+                assert_eq!(together[0].len(), k);
+                assert!(
+                    together[1].iter().all(|(r, _)| r.is_multiple_of(97))
+                        && !together[1].is_empty()
+                );
+                assert!(together[2].is_empty());
+            }
+        }
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Reading the lists: the nearest lists to a query, their rows scored in
-//! int8, the best candidates rescored exactly.
+//! int8, the best candidates scored again with the query in f32.
 
 use super::*;
+
+/// Rows a scope's candidates may grow to before they are cut to the best k.
+const TRIM_AT: usize = 4096;
 
 impl Ivf {
     /// Maps the file at `path`, checking it holds `rows` distinct row
@@ -97,10 +100,27 @@ impl Ivf {
     }
 
     /// Up to `k` rows nearest `query` among those `keep` accepts, nearest
-    /// first, with approximate (int8) inner products: the lists of the
-    /// nearest centroids, at least the opener's `probes` of them and more
-    /// until `k` rows are kept or every list is read.
+    /// first: the lists of the nearest centroids, at least the opener's
+    /// `probes` of them and more until `k` rows are kept or every list is
+    /// read. Every row read is scored in int8 against the quantised query;
+    /// the best `k` are then scored with the query in f32 against their
+    /// int8 rows, which removes the query's rounding from their order and
+    /// reads nothing more (their rows were just scanned).
     pub fn search(&self, query: &[f32], k: usize, keep: impl Fn(u32) -> bool) -> Vec<(u32, f32)> {
+        let mut found = self.search_scopes(query, k, &[&keep]);
+        found.pop().unwrap_or_default()
+    }
+
+    /// [`Ivf::search`] for each of `keeps` in one pass over the lists: a
+    /// row is read once however many scopes keep it, and each scope stops
+    /// taking rows at the list where it alone would have stopped, so each
+    /// answer is the one `search` gives.
+    pub fn search_scopes(
+        &self,
+        query: &[f32],
+        k: usize,
+        keeps: &[&dyn Fn(u32) -> bool],
+    ) -> Vec<Vec<(u32, f32)>> {
         let mut order: Vec<(u32, f32)> = self
             .centroids
             .chunks_exact(self.dim)
@@ -110,22 +130,51 @@ impl Ivf {
         order.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         let (q, q_scale) = quantise(query);
         let codes = &self.map[self.codes_at..];
-        let mut found: Vec<(u32, f32)> = Vec::new();
+        let row = |r: usize| &codes[r * self.dim..(r + 1) * self.dim];
+        // Rows by their place in the file until the cut, then by row number.
+        let mut found: Vec<Vec<(u32, f32)>> = vec![Vec::new(); keeps.len()];
+        let mut open = vec![true; keeps.len()];
         for (n, &(l, _)) in order.iter().enumerate() {
-            if n >= self.probes && found.len() >= k {
+            for (open, found) in open.iter_mut().zip(&found) {
+                *open = *open && !(n >= self.probes && found.len() >= k);
+            }
+            if !open.contains(&true) {
                 break;
             }
             let l = l as usize;
             for r in self.offsets[l] as usize..self.offsets[l + 1] as usize {
                 let key = self.keys[r];
-                if !keep(key) {
-                    continue;
+                let mut score = None;
+                for ((keep, found), _) in keeps.iter().zip(&mut found).zip(&open).filter(|x| *x.1) {
+                    if keep(key) {
+                        let s = *score.get_or_insert_with(|| {
+                            dot_i8(&q, row(r)) as f32 * q_scale * self.scales[r]
+                        });
+                        found.push((r as u32, s));
+                    }
                 }
-                let s = dot_i8(&q, &codes[r * self.dim..(r + 1) * self.dim]);
-                found.push((key, s as f32 * q_scale * self.scales[r]));
+            }
+            // Only the best k can come out: holding every row read cost more
+            // in allocation and sorting than the scan itself at 100×.
+            for found in &mut found {
+                if found.len() >= TRIM_AT.max(k.saturating_mul(4)) {
+                    cut_to_best(found, k);
+                }
             }
         }
-        best_first(found, k)
+        found
+            .into_iter()
+            .map(|found| {
+                let rescored = best_first(found, k)
+                    .into_iter()
+                    .map(|(r, _)| {
+                        let r = r as usize;
+                        (self.keys[r], dot_f32_i8(query, row(r)) * self.scales[r])
+                    })
+                    .collect();
+                best_first(rescored, k)
+            })
+            .collect()
     }
 
     /// Rows in the file.

@@ -181,6 +181,14 @@ impl Engine {
         self.vector_search.exact_below = rows;
     }
 
+    /// Re-scores the best `rows` of each approximate vector list with their
+    /// f32 rows (default [`rank::EXACT_TOP`]; `usize::MAX`: every candidate,
+    /// so the lists order as the exact scan): an evaluation's way to measure
+    /// what the int8 order costs.
+    pub fn set_exact_top(&mut self, rows: usize) {
+        self.vector_search.exact_top = rows;
+    }
+
     /// Makes the priors in `off` count 1 (an evaluation's way to measure each).
     pub fn set_priors_off(&mut self, off: Vec<rank::Prior>) {
         self.priors_off = off;

@@ -102,17 +102,19 @@ impl Bm25Query {
 
 /// Top `k` BM25 chunks among the allowed ones, best first, by the
 /// two-stage search (see [`pruned`]: a chunk lifted into the top k by word
-/// pairs alone, from below the first stage, is missed).
+/// pairs alone, from below the first stage, is missed); one list per mask
+/// in `scopes`, from one pass over the postings (a search with a toolkit
+/// in its question ranks that toolkit and everything).
 pub fn bm25(
     snap: &Snapshot,
     stats: &ScopedStats<'_>,
     query: &str,
-    allowed: &Arc<Vec<bool>>,
+    scopes: &[&[bool]],
     k: usize,
-) -> tantivy::Result<Vec<(u32, f32)>> {
+) -> tantivy::Result<Vec<Vec<(u32, f32)>>> {
     match Bm25Query::new(&snap.schema, query) {
-        Some(q) => pruned(stats, &q, allowed, k),
-        None => Ok(Vec::new()),
+        Some(q) => pruned(stats, &q, scopes, k),
+        None => Ok(vec![Vec::new(); scopes.len()]),
     }
 }
 
@@ -170,48 +172,83 @@ impl Ord for Candidate {
 /// absent from some field (most questions have one) gets the plain union.
 /// Dropping the absent clauses so that WAND always ran was slower here
 /// (40-odd clauses, 800 kept), and slower still for a caller who sees 5 %.
+///
+/// Each of `scopes` keeps its own candidates from the one pass (the bar
+/// passed to tantivy is the lowest of theirs, and each keeps what it
+/// would alone), and the union of them is scored once: each list is what
+/// a search of that scope alone returns, but for one case. Where block-max
+/// WAND runs, a first-stage score is summed in an order that depends on
+/// the bars met on the way, so a chunk at the cut could differ from the
+/// scope searched alone in the last bit (the answer stays the same for
+/// the same question and scopes; the final scores are `scored`'s).
 fn pruned(
     stats: &ScopedStats<'_>,
     q: &Bm25Query,
-    allowed: &[bool],
+    scopes: &[&[bool]],
     k: usize,
-) -> tantivy::Result<Vec<(u32, f32)>> {
+) -> tantivy::Result<Vec<Vec<(u32, f32)>>> {
+    if scopes.is_empty() {
+        return Ok(Vec::new());
+    }
     let searcher = &stats.searcher;
     let scoring = EnableScoring::enabled_from_statistics_provider(stats, searcher);
     let keep = k.saturating_mul(FIRST_STAGE).max(1);
     let terms = q.union(0..q.terms).weight(scoring)?;
     // Just under the weakest kept score: a chunk that ties it still comes
     // in (tantivy passes only scores above the bar) and the lower chunk stays.
-    let bar = |heap: &BinaryHeap<Candidate>| match heap.len() >= keep {
-        true => heap.peek().map_or(Score::MIN, |c| c.0.next_down()),
-        false => Score::MIN,
+    let bar = |heaps: &[BinaryHeap<Candidate>]| {
+        heaps
+            .iter()
+            .map(|heap| match heap.len() >= keep {
+                true => heap.peek().map_or(Score::MIN, |c| c.0.next_down()),
+                false => Score::MIN,
+            })
+            .fold(Score::MAX, Score::min)
     };
-    let mut heap: BinaryHeap<Candidate> = BinaryHeap::with_capacity(keep.min(4096) + 1);
+    let mut heaps: Vec<BinaryHeap<Candidate>> = scopes
+        .iter()
+        .map(|_| BinaryHeap::with_capacity(keep.min(4096) + 1))
+        .collect();
     for (s, seg) in searcher.segment_readers().iter().enumerate() {
-        let mut threshold = bar(&heap);
+        let mut threshold = bar(&heaps);
         terms.for_each_pruning(threshold, seg, &mut |doc, score| {
-            let chunk = stats
-                .tables
-                .chunk(s, doc)
-                .filter(|c| allowed.get(*c as usize).copied().unwrap_or(false));
-            if let Some(chunk) = chunk {
-                heap.push(Candidate(score, chunk, s, doc));
-                if heap.len() > keep {
-                    heap.pop();
+            let Some(chunk) = stats.tables.chunk(s, doc) else {
+                return threshold;
+            };
+            for (heap, allowed) in heaps.iter_mut().zip(scopes) {
+                // Scopes may have different bars: each keeps only what it would alone.
+                let above = heap.len() < keep || heap.peek().is_some_and(|c| score >= c.0);
+                if above && allowed.get(chunk as usize).copied().unwrap_or(false) {
+                    heap.push(Candidate(score, chunk, s, doc));
+                    if heap.len() > keep {
+                        heap.pop();
+                    }
                 }
-                threshold = bar(&heap);
             }
+            threshold = bar(&heaps);
             threshold
         })?;
     }
-    let found = heap
-        .into_vec()
+    let kept: Vec<std::collections::HashSet<u32>> = heaps
+        .iter()
+        .map(|heap| heap.iter().map(|c| c.1).collect())
+        .collect();
+    let found = heaps
         .into_iter()
+        .flat_map(BinaryHeap::into_vec)
         .map(|Candidate(_, _, s, doc)| DocAddress::new(s as u32, doc))
         .collect();
-    let mut out = scored(stats, q, found)?;
-    out.truncate(k);
-    Ok(out)
+    let all = scored(stats, q, found)?;
+    Ok(kept
+        .iter()
+        .map(|kept| {
+            all.iter()
+                .filter(|(chunk, _)| kept.contains(chunk))
+                .take(k)
+                .copied()
+                .collect()
+        })
+        .collect())
 }
 
 /// The chunks at `found`, each scored as the sum of its clauses' scores in

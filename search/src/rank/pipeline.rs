@@ -96,32 +96,40 @@ impl Ranker<'_> {
             )),
             _ => None,
         };
+        // Each list kind is made for every scope in one pass (the postings
+        // and the approximate index's lists are read once).
+        let masks: Vec<&[bool]> = scopes.iter().map(|(m, _)| m.as_slice()).collect();
+        let mut bm25_lists = match mode {
+            Mode::Vector => Vec::new(),
+            _ => bm25(self.snap, &stats, &bm25_text, &masks, CANDIDATES)?,
+        }
+        .into_iter();
+        let mut vector_lists = match (&dense, qvec) {
+            (Some((chunk_cos, subchunk_cos)), _) => masks
+                .iter()
+                .map(|m| {
+                    (
+                        top(chunk_cos, m, CANDIDATES),
+                        top(subchunk_cos, m, CANDIDATES),
+                    )
+                })
+                .collect(),
+            (None, Some(q)) => {
+                vector_lists(self.snap, q, &masks, CANDIDATES, groups, self.vector_search)
+            }
+            _ => Vec::new(),
+        }
+        .into_iter();
         let mut lists = Vec::new();
-        for (mask, share) in &scopes {
-            if mode != Mode::Vector {
-                let hits = bm25(self.snap, &stats, &bm25_text, mask, CANDIDATES)?;
+        for (_, share) in &scopes {
+            if let Some(hits) = bm25_lists.next() {
                 lists.push(RankedList {
                     source: Source::Bm25,
                     share: *share,
                     hits,
                 });
             }
-            let vector_lists = match (&dense, qvec) {
-                (Some((chunk_cos, subchunk_cos)), _) => Some((
-                    top(chunk_cos, mask, CANDIDATES),
-                    top(subchunk_cos, mask, CANDIDATES),
-                )),
-                (None, Some(q)) => Some(vector_lists(
-                    self.snap,
-                    q,
-                    mask,
-                    CANDIDATES,
-                    groups,
-                    self.vector_search,
-                )),
-                _ => None,
-            };
-            if let Some((by_chunk, by_subchunk)) = vector_lists {
+            if let Some((by_chunk, by_subchunk)) = vector_lists.next() {
                 lists.push(RankedList {
                     source: Source::Vector,
                     share: *share * (1.0 - SUBCHUNK_SHARE),
