@@ -94,7 +94,7 @@ impl BertEmbedder {
         // A GPU always runs candle's forward.
         let precision = match (pass, device.is_cpu()) {
             (_, false) | (Pass::Candle, _) => None,
-            (Pass::Best, true) => Some(Precision::best()),
+            (Pass::Best, true) => Some(Precision::best()?),
             (Pass::Cpu(p), true) => Some(p),
         };
         let cpu = match precision {

@@ -62,6 +62,9 @@ pub enum EmbedError {
     /// A GPU was asked for but this build or machine has none.
     #[error("{0}")]
     Device(String),
+    /// `CAIRN_CPU_PRECISION` names no precision, or one this CPU lacks.
+    #[error("{0}")]
+    Precision(String),
 }
 
 /// What identifies a model: an index records it, and queries must match it.

@@ -181,6 +181,14 @@ pub enum SkipReason {
     /// An article left unfetched because the articles' downloads had used
     /// the build's time for them (`articles_fetch_seconds`).
     FetchBudget,
+    /// A path whose doc id would be over 1,024 bytes, or that a doc id
+    /// cannot hold (a backslash, `%`, a control character); a folder's
+    /// whole subtree when its own path is already too long.
+    InvalidPath,
+    /// A folder nested deeper than the walk descends (`MAX_TREE_DEPTH`).
+    TooDeep,
+    /// A file past the repository's `max_files`.
+    TooManyFiles,
 }
 
 impl SkipReason {
@@ -206,6 +214,9 @@ impl SkipReason {
             SkipReason::PdfBudget => "pdf-budget",
             SkipReason::NotAPdf => "not-a-pdf",
             SkipReason::FetchBudget => "fetch-budget",
+            SkipReason::InvalidPath => "invalid-path",
+            SkipReason::TooDeep => "too-deep",
+            SkipReason::TooManyFiles => "too-many-files",
         }
     }
 }

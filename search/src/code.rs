@@ -58,6 +58,8 @@ codes! {
     VersionGone = "version_gone", 410, 2, false;
     /// The route exists with another method.
     MethodNotAllowed = "method_not_allowed", 405, 2, false;
+    /// The request's body did not arrive whole within the body deadline.
+    RequestTimeout = "request_timeout", 408, 1, true;
     /// The body is over the size limit.
     PayloadTooLarge = "payload_too_large", 413, 2, false;
     /// A compressed body, or a body that is not JSON.
@@ -84,6 +86,7 @@ impl Code {
         match status {
             404 => Code::NotFound,
             410 => Code::VersionGone,
+            408 => Code::RequestTimeout,
             422 => Code::InvalidArgument,
             405 => Code::MethodNotAllowed,
             413 => Code::PayloadTooLarge,

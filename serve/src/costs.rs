@@ -4,7 +4,11 @@
 //! everything costs what a thousand small searches cost. Anonymous callers
 //! (the web page's visitors, `--public-read`) also have at most
 //! [`JOBS_PER_VISITOR`] jobs each at once, and all of them together at most
-//! half the pool's workers, so a token holder always finds one free.
+//! half the pool's workers, so a token holder always finds one free. A
+//! token holder with a budget has at most half the workers' worth of jobs
+//! at once: its budget is checked as a job starts and charged as it ends,
+//! so without a cap a burst sent at once would all be admitted while the
+//! budget still looked unspent, and hold every worker for a deadline.
 //!
 //! The HTTP middleware names each request's [`Payer`]; `ops` has every CPU
 //! job [`Payer::enter`] before it is queued and [`Payer::charge`] when it
@@ -32,8 +36,11 @@ pub struct Costs {
     anonymous_ms: Option<RateLimiter>,
     /// Places for anonymous jobs, queued or running: half the workers.
     anonymous_places: Arc<Semaphore>,
-    /// Jobs each anonymous visitor has now.
-    visitor_jobs: Mutex<HashMap<String, usize>>,
+    /// Jobs each payer with a cap (an anonymous visitor, a token holder
+    /// with a budget) has queued or running now.
+    jobs: Mutex<HashMap<String, usize>>,
+    /// Jobs one token holder with a budget may have at once.
+    jobs_per_caller: usize,
 }
 
 impl Costs {
@@ -46,7 +53,8 @@ impl Costs {
             visitor_ms: anonymous_ms.map(|n| RateLimiter::new((n / ANONYMOUS_SHARE).max(1))),
             anonymous_ms: anonymous_ms.map(RateLimiter::new),
             anonymous_places: Arc::new(Semaphore::new((workers / 2).max(1))),
-            visitor_jobs: Mutex::new(HashMap::new()),
+            jobs: Mutex::new(HashMap::new()),
+            jobs_per_caller: (workers / 2).max(1),
         }
     }
 }
@@ -64,16 +72,18 @@ pub struct Payer {
 /// is dropped unrun, so an abandoned job still counts while it runs.
 pub struct Place {
     payer: Payer,
+    /// Whether the payer's count of jobs holds this one.
+    counted: bool,
     _anonymous: Option<OwnedSemaphorePermit>,
 }
 
 impl Drop for Place {
     fn drop(&mut self) {
-        if self.payer.anonymous {
+        if self.counted {
             let mut jobs = self
                 .payer
                 .costs
-                .visitor_jobs
+                .jobs
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
             if let Some(n) = jobs.get_mut(&self.payer.key) {
@@ -113,7 +123,8 @@ impl Payer {
 
     /// A place for one more job, or why not: a budget in debt (429 with
     /// the seconds until it is paid back), a visitor with
-    /// [`JOBS_PER_VISITOR`] jobs already (429), or no anonymous place free
+    /// [`JOBS_PER_VISITOR`] jobs already or a token holder with a budget
+    /// and half the workers' worth (429), or no anonymous place free
     /// before `until` (503).
     pub async fn enter(&self, until: Instant) -> Result<Place, ApiError> {
         let now = Instant::now();
@@ -130,35 +141,35 @@ impl Payer {
                 .retry_after(wait));
             }
         }
-        if !self.anonymous {
-            return Ok(Place {
-                payer: self.clone(),
-                _anonymous: None,
-            });
-        }
-        {
-            let mut jobs = self
-                .costs
-                .visitor_jobs
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+        // The most jobs at once: a visitor's few, a token holder with a
+        // budget half the workers, a token holder without one any number.
+        let cap = match (self.anonymous, self.costs.caller_ms.is_some()) {
+            (true, _) => Some((JOBS_PER_VISITOR, "one address")),
+            (false, true) => Some((self.costs.jobs_per_caller, "one caller")),
+            (false, false) => None,
+        };
+        let mut place = Place {
+            payer: self.clone(),
+            counted: false,
+            _anonymous: None,
+        };
+        if let Some((cap, who)) = cap {
+            let mut jobs = self.costs.jobs.lock().unwrap_or_else(|p| p.into_inner());
             let n = jobs.entry(self.key.clone()).or_default();
-            if *n >= JOBS_PER_VISITOR {
+            if *n >= cap {
                 return Err(ApiError::new(
                     Code::RateLimited,
-                    format!(
-                        "at most {JOBS_PER_VISITOR} requests at a time from one address; wait for the others"
-                    ),
+                    format!("at most {cap} requests at a time from {who}; wait for the others"),
                 )
                 .retry_after(1));
             }
             *n += 1;
+            // Counted from here: dropping the place gives the count back.
+            place.counted = true;
         }
-        // Counted from here: dropping the place gives the count back.
-        let mut place = Place {
-            payer: self.clone(),
-            _anonymous: None,
-        };
+        if !self.anonymous {
+            return Ok(place);
+        }
         let places = Arc::clone(&self.costs.anonymous_places);
         match tokio::time::timeout_at(until.into(), places.acquire_owned()).await {
             Ok(Ok(permit)) => {
@@ -186,6 +197,42 @@ impl Payer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Finding 4 of issue 57: 30 heavy jobs sent at once by a token holder
+    /// with a budget were all admitted (the budget is charged as each
+    /// ends), holding every worker; now half the workers' worth are, the
+    /// rest refused at once, and another token holder still finds a place.
+    #[test]
+    fn a_token_holders_burst_holds_half_the_workers_at_most() {
+        rt().block_on(async {
+            let soon = || Instant::now() + Duration::from_millis(200);
+            let costs = Arc::new(Costs::new(4, Some(5_000), None));
+            let a = Payer::new(Arc::clone(&costs), "a".into(), false);
+            let b = Payer::new(Arc::clone(&costs), "b".into(), false);
+            let mut held = Vec::new();
+            let mut refused = 0;
+            for _ in 0..30 {
+                match a.enter(soon()).await {
+                    Ok(p) => held.push(p),
+                    Err(e) => {
+                        assert_eq!(e.status.as_u16(), 429);
+                        refused += 1;
+                    }
+                }
+            }
+            assert_eq!((held.len(), refused), (2, 28));
+            let _other = b.enter(soon()).await.expect("another token holder");
+            held.pop();
+            let _again = a.enter(soon()).await.expect("a place came back");
+            // Without a budget, a token holder is trusted with any number.
+            let open = Arc::new(Costs::new(4, None, None));
+            let c = Payer::new(Arc::clone(&open), "c".into(), false);
+            let mut many = Vec::new();
+            for _ in 0..30 {
+                many.push(c.enter(soon()).await.expect("no cap without a budget"));
+            }
+        });
+    }
 
     fn rt() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_current_thread()

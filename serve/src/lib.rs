@@ -6,7 +6,8 @@
 //! credentials ([`auth`], OAuth access tokens in [`oauth`]) and web
 //! sign-in sessions ([`session`]), the
 //! hot-swapped live index ([`live`]), the bounded CPU pool ([`pool`]) and
-//! what each caller's work on it costs ([`costs`]), problem+json errors
+//! what each caller's work on it costs ([`costs`]), request bodies under a
+//! deadline ([`body`]), problem+json errors
 //! ([`problem`]), metrics and per-caller rate limits;
 //! and the web page for people ([`ui`]), rendered from the same operations;
 //! the Slack app ([`slack`]); the MCP Apps view of cited lines ([`mcp_app`]); push webhooks for `cairn watch` ([`webhook`]),
@@ -14,14 +15,15 @@
 //!
 //! Imports point one way, from the top: `server` → `ui` → `http` → `mcp` →
 //! `ops` → (`pool`, `costs` → `ratelimit`, `problem`); `mcp` → `mcp_app`; `http` → `slack` (the
-//! Slack app) → `ops`, `live`, `signed`; `webhook` (`cairn watch`'s
-//! listener) → `signed`; `live` → `ops`; `config`, `session` →
+//! Slack app) → `ops`, `live`, `signed`; `http`, `webhook` (`cairn watch`'s
+//! listener) → `body`; `webhook` → `signed`; `live` → `ops`; `config`, `session` →
 //! `auth` → `oauth` → `limits`.
 //!
 //! Connectors never read index files: every answer comes from
 //! `cairn_search::Engine`. Only the `cairn` binary depends on this crate.
 
 pub mod auth;
+pub mod body;
 pub mod config;
 pub mod costs;
 pub mod http;

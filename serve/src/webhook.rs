@@ -4,13 +4,23 @@
 //! before the body is read as JSON. A valid push for a watched repository
 //! wakes the watch at once (its next poll sees the ref move and builds); a
 //! push for another repository is acknowledged and ignored; everything else
-//! is refused with its status and builds nothing. The listener is its own
-//! small server, separate from `cairn serve`, which stays read-only.
+//! is refused with its status and builds nothing. A push is remembered by
+//! its ref and commit as well as its delivery id (which its signature does
+//! not cover), so a captured delivery replayed under a new id is refused.
+//! Every body arrives within [`body::DEFAULT_BODY_TIMEOUT`], at most a few
+//! at once from one address, over at most [`MAX_CONNECTIONS`] connections.
+//! The listener is its own small server, separate from `cairn serve`,
+//! which stays read-only.
 
+use crate::body::{self, BodyLimits};
 use crate::signed::{RecentIds, hmac_matches};
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::StatusCode;
+use actix_web::middleware::{Next, from_fn};
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, guard, web};
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::mpsc::Sender;
 use subtle::ConstantTimeEq;
@@ -124,8 +134,11 @@ impl Hooks {
                 );
             }
         }
+        // The delivery id is not signed: a captured delivery replays under a
+        // new one. So the push itself is remembered too, by what it says
+        // moved (its ref and new commit), or by its signed bytes.
         if let Some(id) = delivery
-            && !self.seen.first_time(id)
+            && !self.seen.first_time(&format!("id:{id}"))
         {
             return refuse(
                 StatusCode::CONFLICT,
@@ -160,6 +173,12 @@ impl Hooks {
                 "not a watched repository: ignored".to_owned(),
             );
         }
+        if !self.seen.first_time(&push_key(&watched, &payload, body)) {
+            return refuse(
+                StatusCode::CONFLICT,
+                "this push was already received (same ref and commit)",
+            );
+        }
         if let Ok(wake) = self.wake.lock() {
             for name in &watched {
                 let _ = wake.send((*name).clone());
@@ -175,6 +194,18 @@ impl Hooks {
             .strip_prefix("sha256=")
             .and_then(|h| hex::decode(h).ok())
             .is_some_and(|given| hmac_matches(&self.secret, &[body], &given))
+    }
+}
+
+/// What names one push whatever delivery carries it: the repositories it
+/// wakes, its ref and the commit it moved the ref to (GitHub's and GitLab's
+/// `ref` and `after`), or, without those, the sha256 of its signed body.
+fn push_key(watched: &[&String], payload: &serde_json::Value, body: &[u8]) -> String {
+    use sha2::Digest;
+    let names: Vec<&str> = watched.iter().map(|n| n.as_str()).collect();
+    match (payload["ref"].as_str(), payload["after"].as_str()) {
+        (Some(r), Some(after)) => format!("push:{}:{r}:{after}", names.join(",")),
+        _ => format!("body:{}", hex::encode(sha2::Sha256::digest(body))),
     }
 }
 
@@ -194,26 +225,82 @@ async fn refuse_compressed() -> HttpResponse {
         .body("deliveries must not be compressed")
 }
 
-async fn hook(req: HttpRequest, body: web::Bytes, hooks: web::Data<Hooks>) -> HttpResponse {
-    let (status, message) = hooks.deliver(&req, &body);
+async fn hook(
+    req: HttpRequest,
+    body: Result<web::Bytes, actix_web::Error>,
+    hooks: web::Data<Hooks>,
+) -> HttpResponse {
+    let (status, message) = match body {
+        Ok(body) => hooks.deliver(&req, &body),
+        Err(e) => {
+            let late = e
+                .as_error::<actix_web::error::PayloadError>()
+                .is_some_and(body::timed_out);
+            let status = match late {
+                true => StatusCode::REQUEST_TIMEOUT,
+                false => e.as_response_error().status_code(),
+            };
+            (status, e.to_string())
+        }
+    };
     if status.is_client_error() {
         tracing::warn!(target: "cairn::watch", status = status.as_u16(), %message, "webhook refused");
     }
-    HttpResponse::build(status)
+    let mut answer = HttpResponse::build(status);
+    if status == StatusCode::REQUEST_TIMEOUT {
+        // What is left of the body is never read: the connection ends here.
+        answer.force_close();
+    }
+    answer
         .content_type("text/plain; charset=utf-8")
         .body(message)
+}
+
+/// Connections the listener holds at once (more wait in the kernel's
+/// backlog, holding no descriptor of the watch's).
+const MAX_CONNECTIONS: usize = 64;
+
+/// Every delivery's body under the deadline, and at most a few arriving
+/// from one address at once (none is verified before it has arrived).
+async fn bound_body(
+    mut req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody + 'static>>, actix_web::Error> {
+    let limits = req.app_data::<web::Data<Arc<BodyLimits>>>().cloned();
+    if let Some(limits) = limits {
+        let address = req
+            .peer_addr()
+            .map(|a| a.ip().to_string())
+            .unwrap_or_default();
+        let Some(place) = limits.enter(address) else {
+            let refused = HttpResponse::TooManyRequests()
+                .insert_header(("Retry-After", "1"))
+                .insert_header(("Connection", "close"))
+                .content_type("text/plain; charset=utf-8")
+                .body("too many deliveries arriving from this address at once");
+            return Ok(req.into_response(refused).map_into_right_body());
+        };
+        body::bound(&mut req, limits.timeout, Some(place));
+    }
+    Ok(next.call(req).await?.map_into_left_body())
 }
 
 /// Serves `POST /` (and `POST /webhook`) on `addr` in a thread of its own;
 /// answers the address it bound.
 pub fn spawn(addr: SocketAddr, hooks: Hooks) -> std::io::Result<SocketAddr> {
     let hooks = web::Data::new(hooks);
+    let limits = web::Data::new(BodyLimits::new(
+        body::DEFAULT_BODY_TIMEOUT,
+        body::DEFAULT_BODIES_PER_ADDRESS,
+    ));
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let run = actix_web::rt::System::new().block_on(async move {
             let server = HttpServer::new(move || {
                 App::new()
                     .app_data(hooks.clone())
+                    .app_data(limits.clone())
+                    .wrap(from_fn(bound_body))
                     .app_data(web::PayloadConfig::new(MAX_DELIVERY_BYTES))
                     .route(
                         "/",
@@ -231,6 +318,7 @@ pub fn spawn(addr: SocketAddr, hooks: Hooks) -> std::io::Result<SocketAddr> {
                     .route("/webhook", web::post().to(hook))
             })
             .workers(1)
+            .max_connections(MAX_CONNECTIONS)
             // SIGTERM is the watch's to take (it stops the process, between
             // or in the middle of builds, which publish atomically); actix
             // would catch it and stop only this listener.

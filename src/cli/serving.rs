@@ -32,6 +32,10 @@ pub struct ServeArgs {
     /// Tokens file (`cairn token add`).
     #[arg(long, default_value = DEFAULT_TOKENS, env = "CAIRN_TOKENS")]
     pub tokens: PathBuf,
+    /// Most milliseconds a request body may take to arrive whole (then
+    /// 408, and the connection is closed).
+    #[arg(long, default_value_t = DEFAULT_BODY_TIMEOUT_MS)]
+    pub body_timeout_ms: u64,
     /// Accept every request without credentials (loopback binds only).
     #[arg(long)]
     pub no_auth: bool,

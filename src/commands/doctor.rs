@@ -254,7 +254,10 @@ fn disk_check(root: &Path) -> Check {
 
 /// What the CPU pass will run on this machine.
 fn cpu_check() -> Check {
-    let (precision, why) = Precision::chosen();
+    let (precision, why) = match Precision::chosen() {
+        Ok(chosen) => chosen,
+        Err(e) => return check("cpu", Status::Fail, e.to_string()),
+    };
     #[cfg(target_arch = "x86_64")]
     let features = {
         let f = [

@@ -61,6 +61,7 @@ fn config(a: ServeArgs) -> anyhow::Result<ServeConfig> {
     };
     let mut http = HttpOptions::new(a.bind);
     http.deadline = Duration::from_millis(a.work.deadline_ms);
+    http.body_timeout = Duration::from_millis(a.body_timeout_ms.max(100));
     http.queue = a.work.queue;
     http.rate_limit = a.rate_limit;
     http.anonymous_rate_limit = (a.anonymous_rate_limit > 0).then_some(a.anonymous_rate_limit);

@@ -23,6 +23,9 @@ pub fn run(a: WatchArgs) -> anyhow::Result<ExitCode> {
     };
     let (wake, woken) = std::sync::mpsc::channel();
     if let Some(addr) = a.listen {
+        // Connections to the listener are descriptors too: a slow sender
+        // must never leave the watch unable to open repositories.yml.
+        cairn_serve::limits::raise_open_files();
         let secret = webhook_secret(a.webhook_secret_file.as_deref())?;
         let registry = cairn_pipeline::config::Registry::load(&opts.build.config)
             .context("reading repositories.yml for the webhooks")?;

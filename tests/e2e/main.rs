@@ -16,6 +16,8 @@ mod grep;
 mod hardening;
 mod hardening2;
 mod hardening3;
+mod hardening4;
+mod hardening4_serve;
 mod history;
 mod http;
 mod install;

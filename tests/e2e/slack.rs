@@ -19,27 +19,27 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
-const TEAM: &str = "T0001";
+pub const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
+pub const TEAM: &str = "T0001";
 
 /// A request the receiver got: when, its path, its Authorization header, its JSON body.
 #[derive(Clone, Debug)]
-struct Received {
-    at: Instant,
-    path: String,
-    authorization: String,
-    body: Value,
+pub struct Received {
+    pub at: Instant,
+    pub path: String,
+    pub authorization: String,
+    pub body: Value,
 }
 
 /// A local HTTP server standing in for Slack's API and response URLs: it
 /// records every request and answers `{"ok": true}`.
-struct Receiver {
+pub struct Receiver {
     port: u16,
     got: Arc<Mutex<Vec<Received>>>,
 }
 
 impl Receiver {
-    fn start() -> Self {
+    pub fn start() -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let got = Arc::new(Mutex::new(Vec::new()));
@@ -82,16 +82,16 @@ impl Receiver {
         Self { port, got }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub fn url(&self, path: &str) -> String {
         format!("http://127.0.0.1:{}{path}", self.port)
     }
 
-    fn received(&self) -> Vec<Received> {
+    pub fn received(&self) -> Vec<Received> {
         self.got.lock().expect("lock").clone()
     }
 
     /// The first request to `path`, within 10 s.
-    fn wait_for(&self, path: &str) -> Received {
+    pub fn wait_for(&self, path: &str) -> Received {
         let until = Instant::now() + Duration::from_secs(10);
         loop {
             if let Some(r) = self.received().into_iter().find(|r| r.path == path) {
@@ -103,7 +103,7 @@ impl Receiver {
     }
 }
 
-fn now() -> i64 {
+pub fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("clock")
@@ -111,14 +111,14 @@ fn now() -> i64 {
 }
 
 /// Slack's signature of `body` at `ts`.
-fn sign(ts: i64, body: &str) -> String {
+pub fn sign(ts: i64, body: &str) -> String {
     let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(SECRET.as_bytes()).expect("key");
     mac.update(format!("v0:{ts}:{body}").as_bytes());
     format!("v0={}", hex::encode(mac.finalize().into_bytes()))
 }
 
 /// POSTs `body` to `url` with Slack's headers (`signature` as given); the status and body.
-fn send(
+pub fn send(
     url: &str,
     ts: i64,
     signature: Option<&str>,
@@ -143,7 +143,7 @@ fn send(
     }
 }
 
-fn command_body(text: &str, team: &str, response_url: &str) -> String {
+pub fn command_body(text: &str, team: &str, response_url: &str) -> String {
     url::form_urlencoded::Serializer::new(String::new())
         .append_pair("token", "deprecated-verification-token")
         .append_pair("team_id", team)
@@ -156,7 +156,7 @@ fn command_body(text: &str, team: &str, response_url: &str) -> String {
 }
 
 /// The doc_ids an answer links to.
-fn cited(message: &Value) -> Vec<String> {
+pub fn cited(message: &Value) -> Vec<String> {
     message["blocks"]
         .as_array()
         .into_iter()
@@ -171,7 +171,7 @@ fn cited(message: &Value) -> Vec<String> {
 }
 
 /// Every block of `message` parsed and validated by slack_sdk's block models.
-fn check_blocks_with_slack_sdk(message: &Value) {
+pub fn check_blocks_with_slack_sdk(message: &Value) {
     let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/slack-py/bin/python");
     if !crate::fixtures::tool_present(
         python.is_file(),
@@ -214,7 +214,7 @@ print("ok", len(blocks))
     );
 }
 
-fn start(w: &World, receiver: &Receiver, extra: &[&str]) -> Server {
+pub fn start(w: &World, receiver: &Receiver, extra: &[&str]) -> Server {
     w.write("slack/secret", &format!("{SECRET}\n"));
     w.write("slack/bot-token", "xoxb-test-token\n");
     let (secret, token) = (w.path("slack/secret"), w.path("slack/bot-token"));

@@ -61,7 +61,7 @@ fn polling_every_second(w: &World) -> (Watching, String, git2::Oid) {
     (watch, first, head)
 }
 
-fn freshness(out: &Path) -> Option<serde_json::Value> {
+pub fn freshness(out: &Path) -> Option<serde_json::Value> {
     serde_json::from_slice(&std::fs::read(out.join("freshness.json")).ok()?).ok()
 }
 
@@ -194,7 +194,7 @@ fn a_failing_remote_backs_off_while_the_others_stay_fresh() {
 }
 
 /// A delivery to the watch's webhook listener: its status.
-fn deliver(port: u16, headers: &[(&str, &str)], body: &[u8]) -> u16 {
+pub fn deliver(port: u16, headers: &[(&str, &str)], body: &[u8]) -> u16 {
     let mut req = crate::serve_process::agent().post(&format!("http://127.0.0.1:{port}/webhook"));
     for (k, v) in headers {
         req = req.header(*k, *v);
@@ -203,7 +203,7 @@ fn deliver(port: u16, headers: &[(&str, &str)], body: &[u8]) -> u16 {
 }
 
 /// GitHub's signature of `body` under `secret`.
-fn github_signature(secret: &str, body: &[u8]) -> String {
+pub fn github_signature(secret: &str, body: &[u8]) -> String {
     use hmac::Mac;
     let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).expect("key");
     mac.update(body);

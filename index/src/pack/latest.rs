@@ -54,6 +54,7 @@ pub fn publish_latest(
 /// Removes all but the `keep` (at least two) newest packs of `dir` (and
 /// their checksums), never `named`, the one latest.json names.
 fn prune_packs(dir: &Path, named: &str, keep: usize) {
+    remove_dead_partials(dir);
     let Ok(entries) = fs::read_dir(dir) else {
         return;
     };

@@ -150,6 +150,38 @@ fn files_under(dir: &Path) -> Result<Vec<String>, PackError> {
     Ok(out)
 }
 
+/// The extension of a pack being written (`cairn-index-<v>.tar.partial`).
+const PARTIAL_EXTENSION: &str = "partial";
+
+/// Removes the partial packs in `dir` that no live writer holds (each
+/// writer holds its own locked until it is renamed whole): what a deploy or
+/// an OOM kill left of an interrupted pack, up to a whole pack each time.
+/// Answers the paths removed.
+pub fn remove_dead_partials(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut removed = Vec::new();
+    for path in entries.flatten().map(|e| e.path()) {
+        let partial = path.extension().is_some_and(|e| e == PARTIAL_EXTENSION)
+            && path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(PACK_PREFIX));
+        if !partial {
+            continue;
+        }
+        // The lock is dropped with the handle, after the file is gone.
+        let Ok(file) = File::open(&path) else {
+            continue;
+        };
+        if file.try_lock().is_ok() && fs::remove_file(&path).is_ok() {
+            removed.push(path);
+        }
+    }
+    removed
+}
+
 /// Writes `version` of `root` as a pack at `out` (and `out.sha256`). The
 /// version is verified first: a broken version is never shipped. The archive
 /// is deterministic (sorted entries, zeroed times and owners).
@@ -162,9 +194,33 @@ pub fn pack(root: &IndexRoot, version: &IndexVersion, out: &Path) -> Result<Pack
             problems: report.problems.join("; "),
         });
     }
-    let tmp = out.with_extension("partial");
+    let tmp = out.with_extension(PARTIAL_EXTENSION);
+    if let Some(dir) = out.parent() {
+        remove_dead_partials(dir);
+    }
     {
-        let file = File::create(&tmp).map_err(io_err(&tmp))?;
+        // Held locked while it is written: a partial file nobody holds is
+        // what an interrupted pack left, and the next pack or prune removes it.
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&tmp)
+            .map_err(io_err(&tmp))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(PackError::Io {
+                    path: tmp.clone(),
+                    source: io::Error::new(
+                        io::ErrorKind::WouldBlock,
+                        "another process is writing this pack now",
+                    ),
+                });
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(io_err(&tmp)(e)),
+        }
+        file.set_len(0).map_err(io_err(&tmp))?;
         let zst = zstd::Encoder::new(BufWriter::new(file), 10).map_err(io_err(&tmp))?;
         let mut tar = tar::Builder::new(zst);
         // The manifest first: an adopter reads it before anything else and

@@ -11,6 +11,9 @@ pub struct ReadLimits {
     pub max_file_bytes: u64,
     /// PDFs: their size, and the bounds on extracting their text.
     pub pdf: crate::pdf::PdfLimits,
+    /// Files of one repository read at most; the rest are skipped as
+    /// `too-many-files`.
+    pub max_files: usize,
 }
 
 /// Build settings: chunking, model and size limits. Every field has a default.
@@ -64,6 +67,18 @@ pub struct BuildSettings {
     /// Commits kept in each document's log.
     #[serde(skip_serializing_if = "is_default_history_depth")]
     pub history_depth: usize,
+    /// Files of one repository read at most (a repository of 20,000 paths
+    /// to one blob is 1 MB of git objects and 20,000 documents to embed);
+    /// files past it are skipped as `too-many-files`.
+    #[serde(skip_serializing_if = "is_default_max_files")]
+    pub max_files: usize,
+}
+
+/// Files one repository may have read, by default.
+pub const DEFAULT_MAX_FILES: usize = 20_000;
+
+fn is_default_max_files(n: &usize) -> bool {
+    *n == DEFAULT_MAX_FILES
 }
 
 /// What one repository's history may take, by default.
@@ -143,6 +158,7 @@ impl Default for BuildSettings {
             articles_fetch_seconds: DEFAULT_ARTICLES_FETCH_SECONDS,
             history_seconds: DEFAULT_HISTORY_SECONDS,
             history_depth: DEFAULT_HISTORY_DEPTH,
+            max_files: DEFAULT_MAX_FILES,
         }
     }
 }
@@ -181,6 +197,7 @@ impl BuildSettings {
                 helper: pdf_helper.map(Path::to_path_buf),
                 ..crate::pdf::PdfLimits::default()
             },
+            max_files: self.max_files,
         }
     }
 

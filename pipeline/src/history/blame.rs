@@ -8,26 +8,35 @@
 //! again for every file.
 
 use git2::{BlameOptions, Oid, Repository};
+use std::io::Read;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// Blame runs before their commits are numbered: `(first line, lines, commit)`.
 pub(super) type Runs = Vec<(u32, u32, Oid)>;
 
 /// `path`'s blame at `commit` in `repo`, not below `boundary` (a shallow
 /// mirror's cut, where libgit2 is told to stop; git would complain of the
-/// missing parents of a mirror fetched from a shallow one).
+/// missing parents of a mirror fetched from a shallow one), stopped at
+/// `deadline`: one file with thousands of commits must not take the
+/// repository's whole history budget and more.
 pub(super) fn blame(
     repo: &Repository,
     commit: Oid,
     boundary: Option<Oid>,
     path: &str,
+    deadline: Instant,
 ) -> Result<Runs, String> {
     if boundary.is_none() && git_present() {
-        return git_blame(repo.path(), commit, path);
+        return git_blame(repo.path(), commit, path, deadline);
     }
-    libgit2_blame(repo, commit, boundary, path)
+    libgit2_blame(repo.path(), commit, boundary, path, deadline)
 }
+
+/// Why a blame stopped at the history budget.
+pub(super) const BLAME_STOPPED: &str =
+    "history budget spent (history_seconds) while blaming this file";
 
 /// Whether `git` runs here (asked once).
 fn git_present() -> bool {
@@ -40,11 +49,11 @@ fn git_present() -> bool {
     })
 }
 
-/// `git blame --porcelain` of `path` at `commit`, read into runs. No
-/// system or user configuration is read, so a `blame.*` or `diff.*`
-/// setting on the build machine cannot change what is recorded.
-fn git_blame(git_dir: &Path, commit: Oid, path: &str) -> Result<Runs, String> {
-    let out = Command::new("git")
+/// `git blame --porcelain` of `path` at `commit`, read into runs; killed
+/// at `deadline`. No system or user configuration is read, so a `blame.*`
+/// or `diff.*` setting on the build machine cannot change what is recorded.
+fn git_blame(git_dir: &Path, commit: Oid, path: &str, deadline: Instant) -> Result<Runs, String> {
+    let mut child = Command::new("git")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         // A path is a path, never pathspec magic (`:(glob)…`).
@@ -55,13 +64,55 @@ fn git_blame(git_dir: &Path, commit: Oid, path: &str) -> Result<Runs, String> {
         .arg(commit.to_string())
         .arg("--")
         .arg(path)
-        .output()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .map_err(|e| format!("blame failed: git: {e}"))?;
-    if !out.status.success() {
-        let why = String::from_utf8_lossy(&out.stderr);
+    // Both pipes drained on threads of their own, so git never blocks on a
+    // full pipe while this one watches the clock.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut out);
+            }
+            out
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(BLAME_STOPPED.to_owned());
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => return Err(format!("blame failed: git: {e}")),
+        }
+    };
+    let (out, err) = (
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default(),
+    );
+    if !status.success() {
+        let why = String::from_utf8_lossy(&err);
         return Err(format!("blame failed: git: {}", why.trim()));
     }
-    Ok(porcelain_runs(&out.stdout))
+    Ok(porcelain_runs(&out))
 }
 
 /// Runs from `git blame --porcelain`: each line's header is `<sha> <line
@@ -92,13 +143,42 @@ fn porcelain_runs(porcelain: &[u8]) -> Runs {
     runs
 }
 
-/// libgit2's blame of `path` at `commit`, not below `boundary`.
+/// libgit2's blame of `path` at `commit`, not below `boundary`, on a
+/// thread of its own with its own handle of the mirror at `git_dir`:
+/// libgit2's blame cannot be stopped, so at `deadline` it is abandoned
+/// (it finishes on its own and its answer is dropped).
 fn libgit2_blame(
-    repo: &Repository,
+    git_dir: &Path,
+    commit: Oid,
+    boundary: Option<Oid>,
+    path: &str,
+    deadline: Instant,
+) -> Result<Runs, String> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let (git_dir, path) = (git_dir.to_owned(), path.to_owned());
+    std::thread::Builder::new()
+        .name("cairn-blame".into())
+        .spawn(move || {
+            let _ = tx.send(libgit2_blame_now(&git_dir, commit, boundary, &path));
+        })
+        .map_err(|e| format!("blame failed: {e}"))?;
+    match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        Ok(runs) => runs,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(BLAME_STOPPED.to_owned()),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            Err("blame failed: its thread stopped".to_owned())
+        }
+    }
+}
+
+/// libgit2's blame, on the calling thread.
+fn libgit2_blame_now(
+    git_dir: &Path,
     commit: Oid,
     boundary: Option<Oid>,
     path: &str,
 ) -> Result<Runs, String> {
+    let repo = Repository::open(git_dir).map_err(|e| format!("blame failed: {}", e.message()))?;
     let mut opts = BlameOptions::new();
     opts.newest_commit(commit);
     if let Some(b) = boundary {
@@ -140,12 +220,57 @@ mod tests {
         commit(&repo, &[("f.py", b"a\nb\nc\nd\n".to_vec())], "one");
         commit(&repo, &[("f.py", b"a\nB\nc\nd\ne\n".to_vec())], "two");
         let head = commit(&repo, &[("f.py", b"x\na\nB\nc\nd\ne\n".to_vec())], "three");
-        let git = git_blame(repo.path(), head, "f.py").expect("git blame");
-        let lib = libgit2_blame(&repo, head, None, "f.py").expect("libgit2 blame");
+        let later = Instant::now() + Duration::from_secs(60);
+        let git = git_blame(repo.path(), head, "f.py", later).expect("git blame");
+        let lib = libgit2_blame(repo.path(), head, None, "f.py", later).expect("libgit2 blame");
         assert_eq!(per_line(&git), per_line(&lib));
         assert_eq!(per_line(&git).len(), 6);
         // A path git cannot blame is an error with git's reason, not a panic.
-        assert!(git_blame(repo.path(), head, "missing.py").is_err());
+        assert!(git_blame(repo.path(), head, "missing.py", later).is_err());
+    }
+
+    /// Finding 8 of issue 57: a file with a long history is blamed within
+    /// the time left, by git (killed) and by libgit2 (abandoned); before,
+    /// git's blame ran to its end (5.4 s against a 1 s budget).
+    #[test]
+    fn a_long_blame_stops_at_its_deadline() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let repo = init_repo(&dir.path().join("r"), "main");
+        let mut text = String::new();
+        let mut head = None;
+        for i in 0..1_500 {
+            text.push_str(&format!("line {i}\n"));
+            head = Some(commit(
+                &repo,
+                &[("f.py", text.clone().into_bytes())],
+                "more",
+            ));
+        }
+        let head = head.expect("commits");
+        let started = Instant::now();
+        let far = started + Duration::from_secs(120);
+        let whole = git_blame(repo.path(), head, "f.py", far).expect("git blame");
+        let took = started.elapsed();
+        assert_eq!(per_line(&whole).len(), 1_500);
+        for (name, run) in [
+            (
+                "git",
+                git_blame as fn(&Path, Oid, &str, Instant) -> Result<Runs, String>,
+            ),
+            ("libgit2", |d: &Path, c, p: &str, t| {
+                libgit2_blame(d, c, None, p, t)
+            }),
+        ] {
+            let started = Instant::now();
+            let budget = took / 10;
+            let cut = run(repo.path(), head, "f.py", started + budget);
+            let spent = started.elapsed();
+            assert_eq!(cut, Err(BLAME_STOPPED.to_owned()), "{name}");
+            assert!(
+                spent < budget + Duration::from_millis(200),
+                "{name}: {spent:?} against a budget of {budget:?} (a whole blame {took:?})"
+            );
+        }
     }
 
     #[test]

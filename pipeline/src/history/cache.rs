@@ -117,7 +117,8 @@ fn still_true(
     let Ok(since) = Oid::from_str(&old.commit) else {
         return Reuse::new();
     };
-    let Some(changed) = changed_since(repo, commit, since, budget) else {
+    let paths: Vec<String> = blobs.keys().cloned().collect();
+    let Some(changed) = changed_since(repo, commit, since, &paths, budget) else {
         return Reuse::new();
     };
     let h = &old.history;

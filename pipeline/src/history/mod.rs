@@ -16,8 +16,8 @@ pub mod refs;
 pub use cache::record_cached;
 
 use blame::{Runs, blame};
-use cairn_index::history::{CommitInfo, DocHistory, RepoHistory};
-use git2::{Oid, Repository, Sort};
+use cairn_index::history::{CommitInfo, DocHistory, RepoHistory, cut};
+use git2::{DiffOptions, Oid, Repository, Sort};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,9 @@ pub struct HistoryLimits {
     /// Commits kept in each document's log.
     pub depth: usize,
 }
+
+/// Characters of a reason a document's history was left out.
+const MAX_REASON_CHARS: usize = 300;
 
 /// Why a document's history is left out when the budget runs out.
 const BUDGET_SPENT: &str = "history budget spent (history_seconds)";
@@ -49,16 +52,15 @@ impl Commits {
         }
         let info = repo
             .find_commit(oid)
-            .map(|c| CommitInfo {
-                sha: sha.clone(),
-                author: c.author().name().unwrap_or("").to_owned(),
-                date: rfc3339(c.author().when()),
-                summary: c.summary().unwrap_or("").to_owned(),
+            .map(|c| {
+                // libgit2's summary is git's subject (the first paragraph
+                // on one line), uncut: `CommitInfo::new` bounds it.
+                let summary = String::from_utf8_lossy(c.summary_bytes().unwrap_or(b""));
+                let author = c.author();
+                let name = String::from_utf8_lossy(author.name_bytes());
+                CommitInfo::new(&sha, &name, &rfc3339(author.when()), &summary)
             })
-            .unwrap_or_else(|_| CommitInfo {
-                sha: sha.clone(),
-                ..CommitInfo::default()
-            });
+            .unwrap_or_else(|_| CommitInfo::new(&sha, "", "", ""));
         self.adopt(info)
     }
 
@@ -171,7 +173,8 @@ impl<'r> Recorder<'r> {
                     );
                 }
                 Err(why) => {
-                    skipped.insert(path.to_owned(), why);
+                    // git's message can quote the path and more: one line, bounded.
+                    skipped.insert(path.to_owned(), cut(&why, MAX_REASON_CHARS));
                 }
             }
         }
@@ -212,10 +215,9 @@ impl<'r> Recorder<'r> {
                                 mine.push((i, Err(BUDGET_SPENT.to_owned())));
                                 continue;
                             }
-                            let r = repo
-                                .as_ref()
-                                .map_err(Clone::clone)
-                                .and_then(|r| blame(r, commit, boundary, path));
+                            let r = repo.as_ref().map_err(Clone::clone).and_then(|r| {
+                                blame(r, commit, boundary, path, started + limits.budget)
+                            });
                             mine.push((i, r));
                         }
                         mine
@@ -241,7 +243,8 @@ impl<'r> Recorder<'r> {
     fn log(&mut self, docs: &mut BTreeMap<String, DocHistory>) -> bool {
         let depth = self.limits.depth;
         let mut open = docs.values().filter(|d| d.log.len() < depth).count();
-        self.walk(|path, oid, commits, repo| {
+        let paths: Vec<String> = docs.keys().cloned().collect();
+        self.walk(&paths, |path, oid, commits, repo| {
             if open == 0 {
                 return false;
             }
@@ -265,8 +268,13 @@ impl<'r> Recorder<'r> {
     /// walk cannot start.
     fn walk(
         &mut self,
+        paths: &[String],
         mut visit: impl FnMut(&str, Oid, &mut Commits, &Repository) -> bool,
     ) -> Option<bool> {
+        // No paths is no pathspec, which libgit2 reads as every path.
+        if paths.is_empty() {
+            return Some(true);
+        }
         let repo = self.repo;
         let mut walk = repo.revwalk().ok()?;
         walk.push(self.commit).ok()?;
@@ -282,7 +290,9 @@ impl<'r> Recorder<'r> {
             else {
                 break;
             };
-            let Ok(diff) = repo.diff_tree_to_tree(parent.as_ref(), Some(&tree), None) else {
+            let Ok(diff) =
+                repo.diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut only(paths)))
+            else {
                 continue;
             };
             for delta in diff.deltas() {
@@ -298,14 +308,28 @@ impl<'r> Recorder<'r> {
     }
 }
 
-/// The paths the commits since `since` (up to `commit`) changed, each
-/// against its first parent; `None` when `since` is not on `commit`'s
+/// Diff options that look at `paths` only, as an exact list: the walk
+/// never descends into a folder none of them is under (a tree nested
+/// 30,000 deep that no document is in costs nothing, where a whole diff
+/// would hold a path per level, gigabytes).
+fn only(paths: &[String]) -> DiffOptions {
+    let mut opts = DiffOptions::new();
+    opts.disable_pathspec_match(true);
+    for p in paths {
+        opts.pathspec(p);
+    }
+    opts
+}
+
+/// Which of `paths` the commits since `since` (up to `commit`) changed,
+/// each against its first parent; `None` when `since` is not on `commit`'s
 /// first-parent line or the walk could not finish within `budget` (then
 /// nothing may be trusted as unchanged).
 fn changed_since(
     repo: &Repository,
     commit: Oid,
     since: Oid,
+    paths: &[String],
     budget: Duration,
 ) -> Option<HashSet<String>> {
     let started = Instant::now();
@@ -326,6 +350,10 @@ fn changed_since(
         return None;
     }
     let mut changed = HashSet::new();
+    // No paths is no pathspec, which libgit2 reads as every path.
+    if paths.is_empty() {
+        return Some(changed);
+    }
     for oid in new {
         if started.elapsed() > budget {
             return None;
@@ -334,7 +362,7 @@ fn changed_since(
         let tree = c.tree().ok()?;
         let parent = c.parents().next().and_then(|p| p.tree().ok());
         let diff = repo
-            .diff_tree_to_tree(parent.as_ref(), Some(&tree), None)
+            .diff_tree_to_tree(parent.as_ref(), Some(&tree), Some(&mut only(paths)))
             .ok()?;
         for delta in diff.deltas() {
             for f in [delta.old_file(), delta.new_file()] {

@@ -43,7 +43,8 @@ pub struct WatchOptions {
 
 /// Polls until `opts.polls` runs out (or forever), building on every change;
 /// a repository's name sent on `wake` (a push webhook) starts the next poll
-/// at once and forgets that repository's backoff. Only a repositories.yml
+/// early (at most once per [`wake_gap`]) and forgets that repository's
+/// backoff. Only a repositories.yml
 /// that cannot be read at the start ends it: a failing remote or build, or
 /// a config broken later, is recorded and tried again later.
 pub fn watch(
@@ -58,6 +59,7 @@ pub fn watch(
         last_build: None,
         build_backoff: Backoff::default(),
         needs_build: true,
+        failed_on: None,
         repo_backoff: BTreeMap::new(),
         last_seen: BTreeMap::new(),
         packed: None,
@@ -87,12 +89,17 @@ pub fn watch(
             continue;
         };
         match wake.recv_timeout(rest) {
-            // Pushes that arrived during the build: one poll serves them all.
+            // A push is a hint: it polls early, at most once per
+            // `wake_gap`, and the pushes that arrive meanwhile (or during
+            // the build) are served by that one poll. It ends the wait of
+            // the repositories it names; a build that failed stays backed
+            // off unless that poll finds its inputs moved (`Watcher::build_due`).
             Ok(first) => {
+                let gap = wake_gap(opts.every).min(opts.every);
+                std::thread::sleep(gap.saturating_sub(started.elapsed()));
                 for name in std::iter::once(first).chain(wake.try_iter()) {
                     w.repo_backoff.remove(&name);
                 }
-                w.build_backoff.reset();
             }
             Err(RecvTimeoutError::Timeout) => {}
             // No listener any more: wait out the interval as without one.
@@ -100,6 +107,16 @@ pub fn watch(
         }
     }
 }
+
+/// The least time between two polls a push starts: a tenth of the
+/// interval, from 1 s to a minute, so replayed or repeated deliveries wake
+/// the watch a bounded number of times.
+fn wake_gap(every: Duration) -> Duration {
+    (every / 10).clamp(Duration::from_secs(1), Duration::from_secs(60))
+}
+
+/// Each repository's remote head as a poll saw it: what a build reads.
+type Inputs = BTreeMap<String, Option<String>>;
 
 /// What a watch remembers between polls.
 struct Watcher<'a> {
@@ -110,6 +127,9 @@ struct Watcher<'a> {
     last_build: Option<BuildRecord>,
     /// Set while the last build failed; retried after its backoff.
     needs_build: bool,
+    /// The remote heads the last build failed on: the same again is not
+    /// tried before its backoff has passed, whatever wakes the watch.
+    failed_on: Option<Inputs>,
     build_backoff: Backoff,
     /// Repositories whose remote or sync failed, and when to try again.
     repo_backoff: BTreeMap<String, Backoff>,
@@ -146,9 +166,7 @@ impl Watcher<'_> {
             })
             .map(|r| r.name.clone())
             .collect();
-        // A build that failed is not run again, for a retry or for a move,
-        // before its backoff has passed (a push ends the wait).
-        if (self.needs_build || !moved.is_empty()) && self.build_backoff.ready(started) {
+        if (self.needs_build || !moved.is_empty()) && self.build_due(&repos, started) {
             self.build(&repos, moved, started);
         }
         self.pack();
@@ -217,6 +235,18 @@ impl Watcher<'_> {
         seen
     }
 
+    /// Whether a build may run now: its backoff has passed, or the last
+    /// build failed on other inputs than the remotes offer now (a push that
+    /// moved a ref). The same inputs again wait out the backoff, however
+    /// many deliveries ask.
+    fn build_due(&self, repos: &[RepoFreshness], now: Instant) -> bool {
+        self.build_backoff.ready(now)
+            || self
+                .failed_on
+                .as_ref()
+                .is_some_and(|failed| *failed != inputs(repos))
+    }
+
     /// Runs the build and remembers what it read; a repository the build
     /// could not sync (built around, `--keep-going`) backs off, as does a
     /// build that failed whole.
@@ -235,6 +265,7 @@ impl Watcher<'_> {
         match &outcome {
             Ok(summary) => {
                 self.needs_build = false;
+                self.failed_on = None;
                 self.build_backoff.reset();
                 let failed: BTreeMap<&str, &str> = summary
                     .repos
@@ -267,6 +298,7 @@ impl Watcher<'_> {
             }
             Err(_) => {
                 self.needs_build = true;
+                self.failed_on = Some(inputs(repos));
                 self.build_backoff.failed(self.opts.every, started);
             }
         }
@@ -315,6 +347,14 @@ impl Watcher<'_> {
             })
             .collect()
     }
+}
+
+/// The inputs a poll found: each repository's remote head.
+fn inputs(repos: &[RepoFreshness]) -> Inputs {
+    repos
+        .iter()
+        .map(|r| (r.name.clone(), r.remote_head.clone()))
+        .collect()
 }
 
 fn record(

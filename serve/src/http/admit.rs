@@ -14,6 +14,9 @@ const OPEN_ROUTES: [&str; 3] = [
     crate::oauth::MCP_METADATA_PATH,
 ];
 
+/// How long a request waits for its issuer's keys to be fetched again.
+const KEY_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Whether `path` answers without credentials (Slack's routes check
 /// Slack's signature instead, and draw from the Slack app's own budget).
 fn is_public(path: &str) -> bool {
@@ -24,7 +27,7 @@ fn is_public(path: &str) -> bool {
 
 /// Second middleware: the Origin check, then who the caller is (and their budget).
 pub(super) async fn authenticate(
-    req: ServiceRequest,
+    mut req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody + 'static>>, Error> {
     // An access token signed by a key its issuer has not shown us yet (a
@@ -35,14 +38,20 @@ pub(super) async fn authenticate(
         && let Some(i) = bearer(&req).and_then(|t| rs.wants_refresh(t))
     {
         let state = state.clone();
-        let _ = web::block(move || state.auth.oauth().map(|rs| rs.refresh(i))).await;
+        // At most a second: a slow issuer finishes the fetch in the
+        // background while this request is judged with the keys at hand.
+        let fetch = web::block(move || state.auth.oauth().map(|rs| rs.refresh(i)));
+        let _ = tokio::time::timeout(KEY_WAIT, fetch).await;
     }
     match admit(&req) {
         Ok((caller, anonymous, key)) => {
             if anonymous {
                 req.extensions_mut().insert(Anonymous);
             }
-            if let Some(state) = req.app_data::<web::Data<AppState>>() {
+            if let Some(state) = req.app_data::<web::Data<AppState>>().cloned() {
+                if let Err(api) = bound_body(&mut req, &state, anonymous, &key) {
+                    return Ok(req.error_response(api).map_into_right_body());
+                }
                 let payer = crate::costs::Payer::new(Arc::clone(&state.costs), key, anonymous);
                 req.extensions_mut().insert(payer);
             }
@@ -52,6 +61,36 @@ pub(super) async fn authenticate(
         // The error rides on the response; the trace middleware renders it.
         Err(api) => Ok(req.error_response(api).map_into_right_body()),
     }
+}
+
+/// Puts `req`'s body under its deadline; an unverified caller (`anonymous`,
+/// paying as `key`, its address) takes one of its address's few places for
+/// bodies arriving, or is refused unread.
+fn bound_body(
+    req: &mut ServiceRequest,
+    state: &AppState,
+    anonymous: bool,
+    key: &str,
+) -> Result<(), ApiError> {
+    let h2 = req.version() == actix_web::http::Version::HTTP_2;
+    if !crate::body::has_body(req) && !h2 {
+        return Ok(());
+    }
+    let place = match anonymous {
+        true => Some(state.bodies.enter(key.to_owned()).ok_or_else(|| {
+            ApiError::new(
+                Code::RateLimited,
+                format!(
+                    "at most {} request bodies at a time from one address before it is verified",
+                    state.bodies.per_address
+                ),
+            )
+            .retry_after(1)
+        })?),
+        false => None,
+    };
+    crate::body::bound(req, state.bodies.timeout, place);
+    Ok(())
 }
 
 /// The bearer token of `req`'s Authorization header, if it has one.

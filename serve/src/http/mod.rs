@@ -107,6 +107,8 @@ pub struct HttpOptions {
     pub public_read: bool,
     /// The Slack app (`/slack/commands`, `/slack/events`), when configured.
     pub slack: Option<crate::slack::SlackConfig>,
+    /// How long a request body may take to arrive whole ([`crate::body`]).
+    pub body_timeout: Duration,
 }
 
 impl HttpOptions {
@@ -142,6 +144,7 @@ impl HttpOptions {
             ui: true,
             public_read: false,
             slack: None,
+            body_timeout: crate::body::DEFAULT_BODY_TIMEOUT,
         }
     }
 
@@ -211,6 +214,8 @@ pub struct AppState {
     openapi: std::sync::OnceLock<String>,
     /// The Slack app, when configured.
     slack: Option<Arc<crate::slack::Slack>>,
+    /// Request bodies: their deadline, and who is sending which.
+    pub bodies: Arc<crate::body::BodyLimits>,
 }
 
 impl AppState {
@@ -241,6 +246,10 @@ impl AppState {
             Arc::new(crate::slack::Slack::new(config, server))
         });
         Ok(web::Data::new(Self {
+            bodies: crate::body::BodyLimits::new(
+                opts.body_timeout,
+                crate::body::DEFAULT_BODIES_PER_ADDRESS,
+            ),
             slack,
             pool,
             costs,
@@ -391,8 +400,15 @@ pub async fn serve(state: web::Data<AppState>, pages: Option<Pages>) -> std::io:
         }
     });
     let factory_state = state.clone();
+    // Held connections are descriptors: as many as the limit allows, and
+    // never so many that the server cannot open its own files.
+    let files = crate::limits::raise_open_files();
     let server = actix_web::HttpServer::new(move || app(factory_state.clone(), pages))
         .workers(state.opts.http_workers)
+        .max_connections(crate::limits::connections_per_worker(
+            files,
+            state.opts.http_workers,
+        ))
         .shutdown_timeout(30)
         .bind(state.opts.bind)?;
     for addr in server.addrs() {

@@ -85,6 +85,9 @@ pub(super) async fn trace(
     // route, body too large, wrong method) do not: both leave as problems with the trace id.
     let status = http_res.status();
     let mut code = None;
+    // Whether the connection ends with this answer: a body refused unread
+    // or cut off at its deadline leaves nothing to read the next request by.
+    let mut close = false;
     if status.is_client_error() || status.is_server_error() {
         let carried = http_res
             .error()
@@ -98,6 +101,20 @@ pub(super) async fn trace(
         // A page a handler rendered for its error (a refused sign-in says
         // why, beside the form) is what the visitor should see.
         let is_page = content_type.starts_with(b"text/html");
+        // A body that did not arrive in time: 408, and the connection is
+        // closed (what is left of the body is never read).
+        let late = http_res
+            .error()
+            .and_then(|e| e.as_error::<actix_web::error::PayloadError>())
+            .is_some_and(crate::body::timed_out);
+        close = late || status == StatusCode::TOO_MANY_REQUESTS;
+        let carried = match late {
+            true => Some(ApiError::from_status(
+                StatusCode::REQUEST_TIMEOUT,
+                &http_res.error().map(|e| e.to_string()).unwrap_or_default(),
+            )),
+            false => carried,
+        };
         let api = carried.or_else(|| {
             // The MCP transport answers its own protocol errors.
             (!is_problem && !is_page && !path.starts_with("/mcp")).then(|| {
@@ -120,6 +137,11 @@ pub(super) async fn trace(
                 _ => api.response(&trace_id, &path),
             };
         }
+    }
+    if close {
+        http_res
+            .head_mut()
+            .set_connection_type(actix_web::http::ConnectionType::Close);
     }
     if let Ok(v) = HeaderValue::from_str(&trace_id) {
         http_res

@@ -39,8 +39,10 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_API_URL: &str = "https://slack.com/api";
 /// Where Slack's `response_url`s point.
 const RESPONSE_URL_PREFIX: &str = "https://hooks.slack.com/";
-/// Signatures and event ids remembered.
-const REMEMBERED: usize = 4096;
+/// Signatures and event ids remembered: more than a busy workspace sends
+/// in the 5 minutes a signature stays fresh (218 a second), so a replay is
+/// never forgotten before its timestamp is stale (about 10 MB when full).
+const REMEMBERED: usize = 65_536;
 
 /// How the Slack app runs (from `cairn serve`'s `--slack-*` options).
 #[derive(Clone)]
@@ -95,7 +97,32 @@ pub struct Slack {
     budget: RateLimiter,
     signatures: RecentIds,
     events: RecentIds,
+    refusals: Throttle,
     http: ureq::Agent,
+}
+
+/// Counts events and says when one may be logged: at most once a second,
+/// with how many happened since the last line.
+#[derive(Default)]
+struct Throttle {
+    state: std::sync::Mutex<(Option<Instant>, u64)>,
+}
+
+impl Throttle {
+    /// Counts one; `Some(count since the last line)` when a line is due.
+    fn tick(&self) -> Option<u64> {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.1 += 1;
+        let now = Instant::now();
+        if s.0
+            .is_some_and(|t| now.duration_since(t) < Duration::from_secs(1))
+        {
+            return None;
+        }
+        let n = s.1;
+        *s = (Some(now), 0);
+        Some(n)
+    }
 }
 
 impl Slack {
@@ -112,6 +139,7 @@ impl Slack {
             server,
             signatures: RecentIds::new(REMEMBERED),
             events: RecentIds::new(REMEMBERED),
+            refusals: Throttle::default(),
             http,
         }
     }
@@ -169,7 +197,11 @@ fn verified(slack: &Slack, req: &HttpRequest, body: &[u8]) -> Result<(), Refusal
     let signature = match verified {
         Ok(signature) => signature,
         Err(e) => {
-            tracing::warn!(target: "cairn::slack", reason = %e, "request refused");
+            // Unsigned requests cost a hash each; their log lines are kept
+            // to one a second, with how many were refused since.
+            if let Some(refused) = slack.refusals.tick() {
+                tracing::warn!(target: "cairn::slack", reason = %e, refused, "request refused");
+            }
             let status = match e {
                 verify::Refused::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
                 _ => StatusCode::UNAUTHORIZED,
@@ -254,6 +286,17 @@ async fn event(slack: web::Data<Slack>, req: HttpRequest, body: web::Bytes) -> H
     }
     if let Err(refused) = allowed_team(&slack, payload["team_id"].as_str().unwrap_or("")) {
         return plain(refused);
+    }
+    // In a channel shared with another workspace (Slack Connect) the
+    // envelope names the app's workspace while the person who wrote is of
+    // another: every team the event names must be allowed as well.
+    // Acknowledged (Slack would retry a refusal) and never answered.
+    for field in ["team", "user_team", "source_team"] {
+        if let Some(team) = payload["event"][field].as_str()
+            && allowed_team(&slack, team).is_err()
+        {
+            return HttpResponse::Ok().finish();
+        }
     }
     // Slack retries an event it thinks went unanswered: one answer per event id.
     let id = payload["event_id"].as_str().unwrap_or("");
@@ -437,6 +480,15 @@ fn post(slack: &Slack, reply: &Reply, mut message: Value) -> Result<(), String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refusals_are_logged_once_a_second_with_their_count() {
+        let t = Throttle::default();
+        assert_eq!(t.tick(), Some(1));
+        assert!((0..1000).all(|_| t.tick().is_none()));
+        std::thread::sleep(Duration::from_millis(1050));
+        assert_eq!(t.tick(), Some(1001));
+    }
 
     #[test]
     fn a_mention_is_left_out_of_the_question() {

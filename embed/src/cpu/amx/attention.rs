@@ -165,7 +165,7 @@ unsafe fn softmax_rows(scores: &mut [f32], n: usize, p: &mut [u16], width: usize
             for c in (0..n).step_by(32) {
                 let (m0, m1) = (lanes(n - c), lanes(n.saturating_sub(c + 16)));
                 let lo = _mm512_mul_ps(_mm512_maskz_loadu_ps(m0, at.add(c)), inv);
-                let hi = _mm512_mul_ps(_mm512_maskz_loadu_ps(m1, at.add(c + 16)), inv);
+                let hi = _mm512_mul_ps(_mm512_maskz_loadu_ps(m1, at.wrapping_add(c + 16)), inv);
                 let both: __m512i = std::mem::transmute(_mm512_cvtne2ps_pbh(hi, lo));
                 let mask = u32::from(m0) | (u32::from(m1) << 16);
                 _mm512_mask_storeu_epi16(out.as_mut_ptr().add(c).cast(), mask, both);

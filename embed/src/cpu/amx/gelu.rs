@@ -56,7 +56,7 @@ unsafe fn gelu_kernel(x: &[f32], rows: usize, cols: usize, a: &mut [u16], width:
             // SAFETY: loads and stores masked to the row's `cols` values.
             unsafe {
                 let lo = gelu(_mm512_maskz_loadu_ps(m0, src.add(c)));
-                let hi = gelu(_mm512_maskz_loadu_ps(m1, src.add(c + 16)));
+                let hi = gelu(_mm512_maskz_loadu_ps(m1, src.wrapping_add(c + 16)));
                 let both: __m512i = std::mem::transmute(_mm512_cvtne2ps_pbh(hi, lo));
                 _mm512_mask_storeu_epi16(
                     dst.add(c).cast(),

@@ -1,12 +1,17 @@
 //! Reading a commit's files and deciding what each one is: index it (with its
-//! doctype and language) or skip it (with the reason). A PDF's document is
-//! the text `pdf` extracts from it.
+//! doctype and language) or skip it (with the reason). `walk` lists the
+//! tree; a PDF's document is the text `pdf` extracts from it.
 
 use crate::config::{ReadLimits, RepoConfig};
 use crate::pdf::PdfLimits;
 use cairn_index::manifest::SkipReason;
 use cairn_index::{Doctype, Language, PdfSource};
-use git2::{ObjectType, Oid, Repository};
+use git2::{Oid, Repository};
+use walk::{Entry, walk};
+
+mod walk;
+
+pub use walk::MAX_TREE_DEPTH;
 
 /// A text file to index.
 #[derive(Clone, Debug)]
@@ -34,7 +39,8 @@ pub struct Skipped {
     pub reason: SkipReason,
 }
 
-/// Every file of `commit`'s tree, sorted by path: the indexed ones and the skipped ones.
+/// Every file of `commit`'s tree, sorted by path: the indexed ones and the
+/// skipped ones. At most `limits.max_files` files are read, in path order.
 pub fn read_commit(
     repo: &Repository,
     commit: Oid,
@@ -44,11 +50,13 @@ pub fn read_commit(
     let tree = repo.find_commit(commit)?.tree()?;
     let mut entries: Vec<Entry> = Vec::new();
     let mut skipped = Vec::new();
-    walk(repo, &tree, "", &mut entries, &mut skipped)?;
+    walk(repo, &tree, cfg, &mut entries, &mut skipped)?;
     entries.sort_by(|a, b| a.path.cmp(&b.path));
     let odb = repo.odb()?;
     let mut docs = Vec::new();
     let mut pdf_time = PdfClock::new(limits.pdf.clone());
+    // Files read so far, against `limits.max_files`.
+    let mut read = 0usize;
     for Entry { path, oid, mode } in entries {
         let skip = |reason, size| Skipped {
             path: path.clone(),
@@ -87,9 +95,13 @@ pub fn read_commit(
             Err(reason)
         } else if size > max_bytes {
             Err(SkipReason::TooLarge)
+        } else if read >= limits.max_files {
+            Err(SkipReason::TooManyFiles)
         } else if is_pdf(&path) {
+            read += 1;
             pdf_time.read(&path, repo.find_blob(oid)?.content())
         } else {
+            read += 1;
             classify(&path, repo.find_blob(oid)?.content())
         };
         match verdict {
@@ -157,55 +169,6 @@ impl PdfClock {
             other => other,
         }
     }
-}
-
-/// A file of the commit's tree, before it is read.
-struct Entry {
-    path: String,
-    /// None for a submodule.
-    oid: Option<Oid>,
-    mode: i32,
-}
-
-/// Lists the files under `tree` (paths prefixed with `prefix`). A name that
-/// is not UTF-8 cannot be a doc_id: the file, or the whole folder, is
-/// skipped as `non-utf8-path` and the walk goes on.
-fn walk(
-    repo: &Repository,
-    tree: &git2::Tree<'_>,
-    prefix: &str,
-    entries: &mut Vec<Entry>,
-    skipped: &mut Vec<Skipped>,
-) -> Result<(), git2::Error> {
-    for entry in tree.iter() {
-        let Ok(name) = std::str::from_utf8(entry.name_bytes()) else {
-            skipped.push(Skipped {
-                path: format!("{prefix}{}", String::from_utf8_lossy(entry.name_bytes())),
-                size: 0,
-                reason: SkipReason::NonUtf8Path,
-            });
-            continue;
-        };
-        let path = format!("{prefix}{name}");
-        match entry.kind() {
-            Some(ObjectType::Tree) => {
-                let sub = repo.find_tree(entry.id())?;
-                walk(repo, &sub, &format!("{path}/"), entries, skipped)?;
-            }
-            Some(ObjectType::Blob) => entries.push(Entry {
-                path,
-                oid: Some(entry.id()),
-                mode: entry.filemode(),
-            }),
-            Some(ObjectType::Commit) => entries.push(Entry {
-                path,
-                oid: None,
-                mode: entry.filemode(),
-            }),
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 /// Whether `path` is read as a PDF.
@@ -554,6 +517,7 @@ mod tests {
                     repo_budget,
                     ..PdfLimits::default()
                 },
+                max_files: 100,
             };
             read_commit(&repo, commit, &registry.repos[0], &limits).expect("read")
         };
@@ -619,6 +583,7 @@ mod tests {
             &ReadLimits {
                 max_file_bytes: 100_000,
                 pdf: PdfLimits::default(),
+                max_files: 100,
             },
         )
         .expect("read");
@@ -634,6 +599,103 @@ mod tests {
                 ("huge.py", 1 << 20, SkipReason::Excluded)
             ]
         );
+    }
+
+    /// A tree nested 30,000 deep (objects held in memory), a path too long
+    /// for a doc id, a name an id cannot hold and more files than
+    /// `max_files`: each is skipped with its reason, on a thread whose
+    /// 256 KiB stack a walk that recursed per level would overflow.
+    #[test]
+    fn deep_long_and_many_paths_are_skipped_with_their_reasons() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let yml = dir.path().join("repositories.yml");
+        let text = "x:\n  - name: r\n    url: ./r\n    web_url: https://example.org/r\n";
+        std::fs::write(&yml, text).expect("write");
+        let git_dir = dir.path().join("r");
+        std::fs::create_dir(&git_dir).expect("mkdir");
+        let cfg = crate::config::Registry::load(&yml).expect("config").repos[0].clone();
+        // The objects live in memory (a mempack) for as long as the one
+        // handle that made them: everything happens on the small stack.
+        let (read, started) = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let repo = Repository::init_bare(&git_dir).expect("init");
+                let odb = repo.odb().expect("odb");
+                let _mem = odb.add_new_mempack_backend(1000).expect("mempack");
+                let blob = repo.blob(b"print('hi')\n").expect("blob");
+                let mut deep = {
+                    let mut t = repo.treebuilder(None).expect("builder");
+                    t.insert("leaf.py", blob, 0o100644).expect("insert");
+                    t.write().expect("tree")
+                };
+                for _ in 0..30_000 {
+                    let mut t = repo.treebuilder(None).expect("builder");
+                    t.insert("d", deep, 0o040000).expect("insert");
+                    deep = t.write().expect("tree");
+                }
+                let mut root = repo.treebuilder(None).expect("builder");
+                root.insert("deep", deep, 0o040000).expect("insert");
+                root.insert("x".repeat(1_100), blob, 0o100644)
+                    .expect("insert");
+                root.insert("100%.py", blob, 0o100644).expect("insert");
+                for i in 0..5 {
+                    root.insert(format!("f{i}.py"), blob, 0o100644)
+                        .expect("insert");
+                }
+                let commit = commit_tree(&repo, root);
+                let started = std::time::Instant::now();
+                let read =
+                    read_commit(&repo, commit, &cfg, &limits_with(3)).map_err(|e| e.to_string());
+                (read, started)
+            })
+            .expect("spawn")
+            .join()
+            .expect("no stack overflow");
+        let (docs, skipped) = read.expect("read");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            docs.iter().map(|d| d.path.as_str()).collect::<Vec<_>>(),
+            ["f0.py", "f1.py", "f2.py"]
+        );
+        let reasons: Vec<(String, SkipReason)> = skipped
+            .iter()
+            .map(|s| (s.path.chars().take(12).collect(), s.reason))
+            .collect();
+        let deep_path = format!("deep/{}", "d/".repeat(MAX_TREE_DEPTH - 2) + "d");
+        assert!(
+            skipped
+                .iter()
+                .any(|s| s.path == deep_path && s.reason == SkipReason::TooDeep),
+            "{reasons:?}"
+        );
+        assert!(
+            skipped
+                .iter()
+                .all(|s| s.path.len() <= 1024 + '…'.len_utf8())
+        );
+        for (path, reason) in [
+            ("100%.py", SkipReason::InvalidPath),
+            ("xxxxxxxxxxxx", SkipReason::InvalidPath),
+            ("f3.py", SkipReason::TooManyFiles),
+            ("f4.py", SkipReason::TooManyFiles),
+        ] {
+            assert!(
+                reasons.contains(&(path.to_owned(), reason)),
+                "{path}: {reasons:?}"
+            );
+        }
+    }
+
+    fn limits_with(max_files: usize) -> ReadLimits {
+        ReadLimits {
+            max_file_bytes: 100_000,
+            pdf: PdfLimits::default(),
+            max_files,
+        }
     }
 
     #[test]
