@@ -51,6 +51,7 @@ fn a_huge_commit_message_leaves_every_answer_small() {
 
     let search = w.json("out", &["search", "fit the model", "--limit", "5"]);
     let bytes = search.to_string().len();
+    eprintln!("a huge commit message: history.json {history} bytes, a search answer {bytes} bytes");
     assert!(bytes < 64 * 1024, "a search answer of {bytes} bytes");
     let hits = search["hits"].as_array().expect("hits");
     let cited: Vec<&str> = hits
@@ -118,6 +119,13 @@ fn a_deeply_nested_tree_builds_around_its_depth() {
     let mb =
         |v: &serde_json::Value| v["peak_rss_bytes"].as_u64().expect("peak_rss_bytes") as f64 / 1e6;
     let secs = |v: &serde_json::Value| v["wall_seconds"].as_f64().expect("wall_seconds");
+    eprintln!(
+        "a tree 30,000 deep: peak {:.0} MB against {:.0} MB, {:.1} s against {:.1} s",
+        mb(&got),
+        mb(&base),
+        secs(&got),
+        secs(&base)
+    );
     assert!(
         mb(&got) - mb(&base) < 100.0 && secs(&got) - secs(&base) < 30.0,
         "+{:.0} MB, +{:.1} s over the build without the tree",
