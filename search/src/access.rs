@@ -74,6 +74,89 @@ pub fn repo_ref(r: &cairn_index::manifest::RepoRecord) -> (&str, bool) {
     }
 }
 
+/// Most known values an error about an unknown filter value lists.
+const KNOWN_LISTED: usize = 30;
+
+/// `filters` as a caller with `groups` may use them on `snap`: within
+/// their bounds (`Filters::validate`), and each toolkit, repository,
+/// category and ref one of the caller's own repositories has, else an
+/// `invalid_argument` naming the field and listing the values it may use.
+/// A filter nothing matches would answer nothing, silently; a value the
+/// caller may not see is refused exactly like one that does not exist.
+pub fn check_filters(
+    snap: &Snapshot,
+    filters: &Filters,
+    groups: Option<&[String]>,
+) -> Result<(), crate::SearchError> {
+    filters.validate()?;
+    let repos: Vec<&cairn_index::manifest::RepoRecord> = snap
+        .manifest
+        .repos
+        .iter()
+        .filter(|r| visible_groups(&r.groups, groups))
+        .collect();
+    let known = |of: fn(&cairn_index::manifest::RepoRecord) -> &str| {
+        let mut v: Vec<&str> = repos
+            .iter()
+            .map(|r| of(r))
+            .filter(|v| !v.is_empty())
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let checks: [(&'static str, &Vec<String>, Vec<&str>); 4] = [
+        (
+            Filters::TOOLKIT,
+            &filters.toolkit,
+            known(|r| r.toolkit.as_str()),
+        ),
+        (Filters::REPO, &filters.repo, known(|r| r.name.as_str())),
+        (
+            Filters::CATEGORY,
+            &filters.category,
+            known(|r| r.category.as_str()),
+        ),
+        (Filters::REF, &filters.refs, known(|r| repo_ref(r).0)),
+    ];
+    for (field, given, known) in checks {
+        if let Some(v) = given.iter().find(|v| !known.contains(&v.as_str())) {
+            let mut listed = known
+                .iter()
+                .take(KNOWN_LISTED)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if known.len() > KNOWN_LISTED {
+                listed.push_str(", …");
+            }
+            let value: String = v.chars().take(100).collect();
+            return Err(crate::invalid(
+                field,
+                match known.is_empty() {
+                    true => format!("{value:?} names nothing in this index"),
+                    false => format!("{value:?} is not one of {listed}"),
+                },
+            ));
+        }
+    }
+    if let Some(p) = filters.path_prefix.iter().find(|p| {
+        !snap
+            .docs
+            .iter()
+            .any(|d| visible(d, groups) && d.doc_id.as_str().starts_with(p.as_str()))
+    }) {
+        let value: String = p.chars().take(200).collect();
+        return Err(crate::invalid(
+            Filters::PATH_PREFIX,
+            format!(
+                "{value:?} starts no doc_id in this index (a prefix is `category/repo/folder/`)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Which chunks pass the filters and the caller's groups: applied before ranking, on both paths.
 pub fn allowed_chunks(snap: &Snapshot, filters: &Filters, groups: Option<&[String]>) -> Vec<bool> {
     let doc_ok = allowed_docs(snap, filters, groups);

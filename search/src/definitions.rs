@@ -171,7 +171,7 @@ impl crate::Engine {
         if name.is_empty() || name.len() > 200 {
             return Err(invalid("name", "must be 1 to 200 characters"));
         }
-        req.filters.validate()?;
+        crate::access::check_filters(&self.snap, &req.filters, req.groups.as_deref())?;
         let limit = match req.limit {
             0 => DEFAULT_DEFINITIONS,
             n if n > MAX_DEFINITIONS => {

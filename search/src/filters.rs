@@ -51,39 +51,40 @@ impl Mode {
 /// fields combine with AND. The one type that names them: every connector
 /// parses it (JSON bodies and MCP arguments flatten it into their
 /// arguments, a query string repeats or comma-separates it, the CLI takes
-/// repeatable flags), and so do golden-query files.
+/// repeatable flags), and so do golden-query files. Everywhere a value is
+/// split at commas (`doc,notebook` is two doctypes).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema, clap::Args)]
 #[serde(default)]
 pub struct Filters {
     /// Only these toolkits (lowercase repository names, e.g. `emcee`, `mulensmodel`). In a query string: comma-separated.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(with = "Option<Vec<String>>")]
-    #[arg(long, value_name = "TOOLKIT")]
+    #[arg(long, value_name = "TOOLKIT", value_delimiter = ',')]
     pub toolkit: Vec<String>,
     /// Only these doctypes: code, doc, readme, notebook, example, test, config, paper (PDFs, LaTeX and BibTeX). In a query string: comma-separated.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(with = "Option<Vec<String>>")]
-    #[arg(long, value_name = "DOCTYPE")]
+    #[arg(long, value_name = "DOCTYPE", value_delimiter = ',')]
     pub doctype: Vec<String>,
     /// Only these repositories (names as in repositories.yml). In a query string: comma-separated.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(with = "Option<Vec<String>>")]
-    #[arg(long, value_name = "REPO")]
+    #[arg(long, value_name = "REPO", value_delimiter = ',')]
     pub repo: Vec<String>,
     /// Only these categories. In a query string: comma-separated.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(with = "Option<Vec<String>>")]
-    #[arg(long, value_name = "CATEGORY")]
+    #[arg(long, value_name = "CATEGORY", value_delimiter = ',')]
     pub category: Vec<String>,
     /// Only doc_ids starting with one of these (`category/repo/folder/`). In a query string: comma-separated.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(with = "Option<Vec<String>>")]
-    #[arg(long, value_name = "PREFIX")]
+    #[arg(long, value_name = "PREFIX", value_delimiter = ',')]
     pub path_prefix: Vec<String>,
     /// Only these refs of repositories indexed at several (`refs:` in repositories.yml), e.g. `v3.1.6`; by default each repository's default ref. In a query string: comma-separated.
     #[serde(rename = "ref", skip_serializing_if = "Vec::is_empty")]
     #[schemars(with = "Option<Vec<String>>")]
-    #[arg(long = "ref", value_name = "REF")]
+    #[arg(long = "ref", value_name = "REF", value_delimiter = ',')]
     pub refs: Vec<String>,
 }
 
@@ -202,7 +203,13 @@ impl<'de> Deserialize<'de> for Filters {
                             "`{key}` must be a string or a list of strings"
                         ))
                     })?;
-                    *list = values.into_vec();
+                    // `"doc,notebook"` is two values, as in a query string.
+                    *list = values
+                        .into_vec()
+                        .iter()
+                        .flat_map(|v| Filters::split(v))
+                        .map(str::to_owned)
+                        .collect();
                     seen.push(key);
                 }
                 Ok(filters)

@@ -46,7 +46,20 @@ pub fn run(op: &Operation, flags: &ArgMatches) -> anyhow::Result<ExitCode> {
     call.text = !json;
     match op.run_local(flags, &call) {
         Ok(answer) if json => super::print_json(&answer.value)?,
-        Ok(answer) => super::print_out(&answer.text)?,
+        Ok(answer) => {
+            // Matches in bold on a terminal (not under NO_COLOR); plain text in a pipe.
+            let styled = std::io::IsTerminal::is_terminal(&std::io::stdout())
+                && std::env::var_os("NO_COLOR").is_none();
+            let query = flags
+                .try_get_one::<String>("query")
+                .ok()
+                .flatten()
+                .filter(|_| styled);
+            match query {
+                Some(q) => super::print_out(&crate::output::bold_matches(&answer.text, q))?,
+                None => super::print_out(&answer.text)?,
+            }
+        }
         Err(e) => {
             match &e.field {
                 Some(field) => eprintln!("error [{}]: {field}: {}", e.code, e.detail),

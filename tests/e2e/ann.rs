@@ -48,22 +48,26 @@ fn answer_filtered(
     groups: Option<Vec<String>>,
     filters: Filters,
 ) -> Vec<(String, u32, u32, u32)> {
-    let r = e
-        .search(&SearchRequest {
-            query: query.into(),
-            queries: Vec::new(),
-            limit: 50,
-            filters,
-            threshold: None,
-            mode,
-            groups,
-            deadline: cairn_search::Deadline::none(),
-        })
-        .expect("search");
-    r.hits
-        .into_iter()
-        .map(|h| (h.doc_id, h.start_line, h.end_line, h.score.to_bits()))
-        .collect()
+    let r = e.search(&SearchRequest {
+        query: query.into(),
+        queries: Vec::new(),
+        limit: 50,
+        filters,
+        threshold: None,
+        mode,
+        groups,
+        deadline: cairn_search::Deadline::none(),
+    });
+    // A filter the caller cannot use (another group's repository, an
+    // unknown toolkit) is refused alike through the lists and the scan.
+    match r {
+        Ok(r) => r
+            .hits
+            .into_iter()
+            .map(|h| (h.doc_id, h.start_line, h.end_line, h.score.to_bits()))
+            .collect(),
+        Err(e) => vec![(format!("refused: {e}"), 0, 0, 0)],
+    }
 }
 
 #[test]

@@ -108,7 +108,7 @@ fn cli_search_retrieve_tree_and_eval() {
     };
     let o = eval(&["--min-recall", "1.0"]);
     assert!(o.status.success(), "{}", stdout(&o));
-    assert!(stdout(&o).contains("recall@5 1.000"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("lines@5 1.000"), "{}", stdout(&o));
     // The learned ranker's training rows: each candidate, labelled, with
     // the fusion's parts and the lists that found it.
     let rows = w.path("features.jsonl");
@@ -140,7 +140,7 @@ fn cli_search_retrieve_tree_and_eval() {
     assert!(o.status.success(), "{}", stdout(&o));
     let md = stdout(&o);
     assert!(
-        md.contains("| bm25 | questions | recall@5 | MRR@10 | nDCG@10 |"),
+        md.contains("| bm25 | questions | document@5 | lines@5 | focus@5 | precise recall@5 | MRR@10 |"),
         "{md}"
     );
     assert!(md.contains("| **all** | 1 | 1.000 | 1.000 |"), "{md}");

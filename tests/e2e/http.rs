@@ -465,9 +465,9 @@ async fn limits_just_under_at_and_over() {
     // The body limit: 64 KiB.
     let limit = cairn_serve::http::MAX_BODY_BYTES;
     let padded = |size: usize| {
-        let mut body = r#"{"query": "fit", "path_prefix": [""#.to_owned();
-        let tail = r#""]}"#;
-        body.push_str(&"s".repeat(size - body.len() - tail.len()));
+        let mut body = r#"{"query": "fit""#.to_owned();
+        let tail = "}";
+        body.push_str(&" ".repeat(size - body.len() - tail.len()));
         body.push_str(tail);
         assert_eq!(body.len(), size);
         body

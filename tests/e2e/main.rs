@@ -10,6 +10,7 @@ mod compat;
 mod config_errors;
 mod conformance;
 mod explain;
+mod filters;
 mod fixtures;
 mod fuzz;
 mod grep;

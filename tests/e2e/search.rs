@@ -349,3 +349,87 @@ fn a_search_past_its_deadline_stops() {
     });
     assert!(fine.is_ok());
 }
+
+/// Issue 58: the first k hits (document, lines, focus, order) are the same
+/// whatever `limit` ≥ k, for every question of every golden file, in each
+/// mode, over a fixture where answers run past 50 hits: 40 files of long
+/// sections written from the golden questions' own words, so neighbouring
+/// windows touch and merge (before: a larger limit drafted more hits, and
+/// lower candidates widened the first ones).
+#[test]
+fn the_first_hits_are_the_same_whatever_the_limit() {
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("golden");
+    let mut questions = Vec::new();
+    for file in ["queries", "heldout", "random", "users", "papers"] {
+        let path = golden.join(format!("{file}.yaml"));
+        questions.extend(cairn_search::eval::load(&path).expect(file));
+    }
+    let words: Vec<String> = questions
+        .iter()
+        .flat_map(|q| q.query.split_whitespace().map(str::to_lowercase))
+        .filter(|w| w.chars().all(char::is_alphanumeric) && w.len() > 2)
+        .collect();
+    let w = World::new();
+    let mut files = Vec::new();
+    let mut seed = 7u64;
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize
+    };
+    for f in 0..40 {
+        let mut text = String::new();
+        for section in 0..4 {
+            text.push_str(&format!("# Section {section} of notes {f}\n\n"));
+            for _ in 0..45 {
+                let line: Vec<&str> = (0..8)
+                    .map(|_| words[next() % words.len()].as_str())
+                    .collect();
+                text.push_str(&line.join(" "));
+                text.push('\n');
+            }
+            text.push('\n');
+        }
+        files.push((format!("docs/notes{f}.md"), text.into_bytes()));
+    }
+    let refs: Vec<(&str, Vec<u8>)> = files.iter().map(|(p, b)| (p.as_str(), b.clone())).collect();
+    crate::fixtures::commit(&w.alpha_repo(), &refs, "many notes");
+    let e = engine(&w);
+    let mut checked = 0;
+    for q in &questions {
+        for mode in [Mode::Hybrid, Mode::Bm25, Mode::Vector] {
+            let ask = |limit: usize| {
+                let hits = e
+                    .search(&SearchRequest {
+                        query: q.query.clone(),
+                        limit,
+                        filters: q.filters.clone(),
+                        mode,
+                        ..SearchRequest::default()
+                    })
+                    .map(|r| r.hits)
+                    .unwrap_or_default();
+                hits.into_iter()
+                    .map(|h| {
+                        (
+                            h.doc_id,
+                            h.start_line,
+                            h.end_line,
+                            h.focus_start,
+                            h.focus_end,
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            };
+            let all = ask(50);
+            for limit in [5, 10, 20] {
+                let got = ask(limit);
+                let n = limit.min(all.len());
+                assert_eq!(got, all[..n], "{} ({mode:?}) at limit {limit}", q.id);
+            }
+            checked += usize::from(all.len() > 20);
+        }
+    }
+    assert!(checked > 100, "only {checked} answers ran past 20 hits");
+}

@@ -116,6 +116,62 @@ pub struct Metrics {
     /// or its span when it has none) are at most [`PRECISE_LINES`] and overlap
     /// the answer: pointed at the right lines, not only the right region.
     pub precise_recall_at_k: f64,
+    /// Share with the right document in the top k, whatever its lines: the
+    /// bar `recall_at_k` (the right lines) is measured against.
+    pub doc_recall_at_k: f64,
+    /// Share with a hit in the top k whose cited lines (its focus, or its
+    /// span), however many, overlap the answer.
+    pub focus_recall_at_k: f64,
+    /// Median lines of a top-k hit's span, over every top-k hit.
+    pub median_hit_lines: f64,
+    /// Median lines a top-k hit cites (its focus, or its span).
+    pub median_cited_lines: f64,
+}
+
+/// One question's figures, before they are averaged.
+#[derive(Clone, Debug, Default)]
+struct Row {
+    kind: String,
+    recall: f64,
+    rr: f64,
+    ndcg: f64,
+    precise: f64,
+    doc: f64,
+    focus: f64,
+    /// Each top-k hit's span and cited lines.
+    lines: Vec<(u32, u32)>,
+}
+
+/// The median of `values` (0 for none).
+fn median(mut values: Vec<u32>) -> f64 {
+    values.sort_unstable();
+    match values.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => f64::from(values[n / 2]),
+        n => (f64::from(values[n / 2 - 1]) + f64::from(values[n / 2])) / 2.0,
+    }
+}
+
+impl Metrics {
+    /// The figures of `rows`, averaged.
+    fn of(rows: &[&Row]) -> Self {
+        let n = rows.len().max(1) as f64;
+        let mean = |f: fn(&Row) -> f64| rows.iter().map(|r| f(r)).sum::<f64>() / n;
+        let lines = |f: fn(&(u32, u32)) -> u32| {
+            median(rows.iter().flat_map(|r| r.lines.iter().map(f)).collect())
+        };
+        Metrics {
+            queries: rows.len(),
+            recall_at_k: mean(|r| r.recall),
+            mrr_at_10: mean(|r| r.rr),
+            ndcg_at_10: mean(|r| r.ndcg),
+            precise_recall_at_k: mean(|r| r.precise),
+            doc_recall_at_k: mean(|r| r.doc),
+            focus_recall_at_k: mean(|r| r.focus),
+            median_hit_lines: lines(|l| l.0),
+            median_cited_lines: lines(|l| l.1),
+        }
+    }
 }
 
 /// The most lines a precise citation may have.
@@ -132,6 +188,8 @@ pub struct QueryOutcome {
     pub first_relevant: Option<usize>,
     /// Top hits as `doc_id:start-end`.
     pub top: Vec<String>,
+    /// The lines each of them cites (its focus, or its span) as `start-end`.
+    pub cited: Vec<String>,
     /// A guard was broken (a `never_first` doc came first, or a hit left the filters).
     pub guard_failed: bool,
     /// Where the best relevant chunk stood in each candidate list before fusion
@@ -203,16 +261,26 @@ pub fn evaluate(
     k: usize,
 ) -> Result<EvalReport, SearchError> {
     let mut outcomes = Vec::new();
-    let mut per: Vec<(String, f64, f64, f64, f64)> = Vec::new();
+    let mut per: Vec<Row> = Vec::new();
     for q in queries {
         let filters = &q.filters;
-        let (resp, lists) = engine.search_explained(&q.request(mode, k.max(10)))?;
+        // A question whose filters this index cannot meet (a toolkit it
+        // lacks) is a miss, not the end of the evaluation.
+        let (hits, lists) = match engine.search_explained(&q.request(mode, k.max(10))) {
+            Ok((resp, lists)) => (resp.hits, lists),
+            Err(SearchError::Invalid { field, .. }) if Filters::FIELDS.contains(&field) => {
+                (Vec::new(), Vec::new())
+            }
+            Err(e) => return Err(e),
+        };
         let mut matched = vec![false; q.relevant.len()];
         let mut first = None;
         let mut dcg = 0.0;
         let mut top = Vec::new();
         let mut precise = false;
-        for (rank, h) in resp.hits.iter().take(10).enumerate() {
+        let (mut doc, mut focus, mut lines) = (false, false, Vec::new());
+        let mut cited_lines = Vec::new();
+        for (rank, h) in hits.iter().take(10).enumerate() {
             let span = LineSpan {
                 start: h.start_line,
                 end: h.end_line,
@@ -221,9 +289,14 @@ pub fn evaluate(
                 (Some(start), Some(end)) => LineSpan { start, end },
                 _ => span,
             };
-            precise |= rank < k
-                && cited.len() <= PRECISE_LINES
-                && relevant_hit(&q.relevant, &h.doc_id, cited).is_some();
+            if rank < k {
+                cited_lines.push(format!("{}-{}", cited.start, cited.end));
+                let on_cited = relevant_hit(&q.relevant, &h.doc_id, cited).is_some();
+                precise |= cited.len() <= PRECISE_LINES && on_cited;
+                focus |= on_cited;
+                doc |= q.relevant.iter().any(|r| r.doc_id == h.doc_id);
+                lines.push((span.len(), cited.len()));
+            }
             top.push(format!("{}:{}-{}", h.doc_id, h.start_line, h.end_line));
             if let Some(i) = relevant_hit(&q.relevant, &h.doc_id, span) {
                 first.get_or_insert(rank + 1);
@@ -236,13 +309,13 @@ pub fn evaluate(
         let ideal: f64 = (0..q.relevant.len().min(10))
             .map(|i| 1.0 / ((i + 2) as f64).log2())
             .sum();
-        let leaked = resp.hits.iter().any(|h| {
+        let leaked = hits.iter().any(|h| {
             (!filters.toolkit.is_empty() && !filters.toolkit.contains(&h.toolkit))
                 || (!filters.doctype.is_empty()
                     && !filters.doctype.iter().any(|d| d == h.doctype.as_str()))
         });
         let guard_failed = leaked
-            || resp.hits.first().is_some_and(|h| {
+            || hits.first().is_some_and(|h| {
                 q.never_first
                     .iter()
                     .any(|p| h.doc_id.starts_with(p.as_str()))
@@ -253,43 +326,37 @@ pub fn evaluate(
             0.0
         };
         let rr = first.map_or(0.0, |r| 1.0 / r as f64);
-        per.push((
-            q.kind.clone(),
+        let one = |b: bool| if b { 1.0 } else { 0.0 };
+        per.push(Row {
+            kind: q.kind.clone(),
             recall,
             rr,
-            if ideal > 0.0 { dcg / ideal } else { 0.0 },
-            if precise { 1.0 } else { 0.0 },
-        ));
+            ndcg: if ideal > 0.0 { dcg / ideal } else { 0.0 },
+            precise: one(precise),
+            doc: one(doc),
+            focus: one(focus),
+            lines,
+        });
         outcomes.push(QueryOutcome {
             id: q.id.clone(),
             kind: q.kind.clone(),
             first_relevant: first,
             top: top.into_iter().take(k).collect(),
+            cited: cited_lines,
             guard_failed,
             lists: list_ranks(engine, &lists, &q.relevant),
         });
     }
-    type Row = (String, f64, f64, f64, f64);
-    let metrics = |rows: &[&Row]| {
-        let n = rows.len().max(1) as f64;
-        Metrics {
-            queries: rows.len(),
-            recall_at_k: rows.iter().map(|r| r.1).sum::<f64>() / n,
-            mrr_at_10: rows.iter().map(|r| r.2).sum::<f64>() / n,
-            ndcg_at_10: rows.iter().map(|r| r.3).sum::<f64>() / n,
-            precise_recall_at_k: rows.iter().map(|r| r.4).sum::<f64>() / n,
-        }
-    };
     // Guards check behaviour (filters, never-first); they stay out of the ranking figures.
-    let all: Vec<&Row> = per.iter().filter(|p| p.0 != "guard").collect();
+    let all: Vec<&Row> = per.iter().filter(|p| p.kind != "guard").collect();
     let mut by_kind = BTreeMap::new();
     for kind in per
         .iter()
-        .map(|p| p.0.clone())
+        .map(|p| p.kind.clone())
         .collect::<std::collections::BTreeSet<_>>()
     {
-        let rows: Vec<&Row> = per.iter().filter(|p| p.0 == kind).collect();
-        by_kind.insert(kind, metrics(&rows));
+        let rows: Vec<&Row> = per.iter().filter(|p| p.kind == kind).collect();
+        by_kind.insert(kind, Metrics::of(&rows));
     }
     let misses = outcomes
         .iter()
@@ -299,7 +366,7 @@ pub fn evaluate(
     Ok(EvalReport {
         mode,
         k,
-        overall: metrics(&all),
+        overall: Metrics::of(&all),
         by_kind,
         misses,
         outcomes,

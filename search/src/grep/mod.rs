@@ -218,7 +218,7 @@ impl Engine {
     /// see, a page at a time.
     pub fn grep(&self, req: &GrepRequest) -> Result<GrepResponse, SearchError> {
         let pattern = Pattern::new(req)?;
-        req.filters.validate()?;
+        access::check_filters(&self.snap, &req.filters, req.groups.as_deref())?;
         let limit = match req.limit {
             0 => DEFAULT_GREP_LIMIT,
             n if n > MAX_GREP_LIMIT => {

@@ -168,13 +168,20 @@ impl fmt::Display for SearchResponse {
             writeln!(f, "insufficient evidence: nothing answers this confidently")?;
         }
         for (i, h) in self.hits.iter().enumerate() {
+            // The lines to read first: the focus, inside the passage cited.
+            let cited = match (h.focus_start, h.focus_end) {
+                (Some(fs), Some(fe)) => {
+                    format!(
+                        "{}:{fs}-{fe} (in {}-{})",
+                        h.doc_id, h.start_line, h.end_line
+                    )
+                }
+                _ => format!("{}:{}-{}", h.doc_id, h.start_line, h.end_line),
+            };
             writeln!(
                 f,
-                "{:2}. {}:{}-{}  [{} {}]  score {:.4} (bm25 {:.2}, cos {:.3}, w {:.2})",
+                "{:2}. {cited}  [{} {}]  score {:.4} (bm25 {:.2}, cos {:.3}, w {:.2})",
                 i + 1,
-                h.doc_id,
-                h.start_line,
-                h.end_line,
                 h.toolkit,
                 h.doctype,
                 h.score,
@@ -184,9 +191,6 @@ impl fmt::Display for SearchResponse {
             )?;
             if !h.title.is_empty() {
                 writeln!(f, "    § {}", h.title)?;
-            }
-            if let (Some(fs), Some(fe)) = (h.focus_start, h.focus_end) {
-                writeln!(f, "    best lines: {fs}-{fe}")?;
             }
             if let Some(p) = &h.page {
                 match p.end_page {
@@ -202,7 +206,7 @@ impl fmt::Display for SearchResponse {
                     )?,
                 }
             }
-            for line in h.snippet.lines() {
+            for line in crate::rank::unmark(&h.snippet, &self.query).lines() {
                 writeln!(f, "    | {line}")?;
             }
             writeln!(f, "    {}", h.github_url)?;

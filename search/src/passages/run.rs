@@ -31,6 +31,25 @@ struct Candidates {
     lists: Vec<RankedList>,
 }
 
+/// Hits drafted together: a block's drafts may absorb a later candidate
+/// that touches them, then the block is final, and the next block drafts
+/// from the candidates after it (one touching a final hit is dropped). So
+/// the first hits never depend on how many were asked for (a caller asking
+/// for 5 and one asking for 50 get the same first five, lines and focus
+/// alike), and a deep answer's hits are as tight as its first ten.
+const DRAFT_BLOCK: usize = DEFAULT_LIMIT;
+
+/// A hit before its focus, snippet and links: its document, lines, best
+/// chunk, score and title.
+struct Draft {
+    doc: u32,
+    span: LineSpan,
+    best: Fused,
+    score: f32,
+    priors: Priors,
+    title: String,
+}
+
 /// `span` grown to `min` lines (evenly, then on whichever side has room), within 1..=`total`.
 fn widen(span: LineSpan, min: u32, within: LineSpan) -> LineSpan {
     if span.len() >= min || within.len() <= span.len() {
@@ -101,7 +120,7 @@ impl Engine {
         {
             return Err(invalid("threshold", "must be between 0 and 1"));
         }
-        req.filters.validate()?;
+        crate::access::check_filters(&self.snap, &req.filters, req.groups.as_deref())?;
         // Each phrasing ranks on its own; all their lists fuse as one, each
         // phrasing's at an equal part of the whole. The first (the user's
         // own question) supplies the vector a hit's cosine is reported with.
@@ -192,72 +211,8 @@ impl Engine {
         limit: usize,
     ) -> Vec<Hit> {
         let now = now_unix();
-        struct Draft {
-            doc: u32,
-            span: LineSpan,
-            best: Fused,
-            score: f32,
-            priors: Priors,
-            title: String,
-        }
         let scored = self.ranker().weigh(fused, query, &filters.toolkit, now);
-        let mut drafts: Vec<Draft> = Vec::new();
-        for (score, priors, f) in scored {
-            let chunk = &self.snap.chunks[f.chunk as usize];
-            let span = self.section_span(f.chunk);
-            if let Some(d) = drafts.iter_mut().find(|d| {
-                d.doc == chunk.doc
-                    && d.span.start <= span.end + 1
-                    && span.start <= d.span.end + 1
-                    && self.one_unit(d.doc, d.span, span)
-            }) {
-                if d.span.union(&span).len() <= MAX_SPAN_LINES {
-                    d.span = d.span.union(&span);
-                }
-                continue;
-            }
-            if drafts.iter().filter(|d| d.doc == chunk.doc).count() >= HITS_PER_DOC {
-                continue;
-            }
-            // Drafted as for the default limit at least, and cut below: a
-            // smaller limit gives the first hits of the default answer with
-            // the same lines (a later candidate can join a hit it touches).
-            if drafts.len() >= limit.max(DEFAULT_LIMIT) {
-                break;
-            }
-            drafts.push(Draft {
-                doc: chunk.doc,
-                span,
-                best: *f,
-                score,
-                priors,
-                title: chunk.title.clone(),
-            });
-        }
-        // A chunk merged into one draft can make it touch another draft of the same doc.
-        drafts.sort_by_key(|d| (d.doc, d.span.start));
-        let mut merged: Vec<Draft> = Vec::with_capacity(drafts.len());
-        for d in drafts {
-            match merged.last_mut() {
-                Some(m)
-                    if m.doc == d.doc
-                        && d.span.start <= m.span.end + 1
-                        && self.one_unit(m.doc, m.span, d.span) =>
-                {
-                    m.span = m.span.union(&d.span);
-                    if d.score > m.score {
-                        (m.score, m.best, m.priors, m.title) = (d.score, d.best, d.priors, d.title);
-                    }
-                }
-                _ => merged.push(d),
-            }
-        }
-        merged.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(a.doc.cmp(&b.doc))
-                .then(a.span.start.cmp(&b.span.start))
-        });
+        let mut merged = self.drafts(&scored);
         merged.truncate(limit);
         // Every phrasing's words point at the answer's lines (a rewrite names identifiers).
         let words = focus::focus_words(words);
@@ -318,6 +273,87 @@ impl Engine {
                 }
             })
             .collect()
+    }
+
+    /// The drafts of at most [`MAX_LIMIT`] hits from the weighed candidates
+    /// (best first), in blocks of [`DRAFT_BLOCK`]; in rank order.
+    fn drafts(&self, scored: &[(f32, Priors, &Fused)]) -> Vec<Draft> {
+        let mut done: Vec<Draft> = Vec::new();
+        let mut block: Vec<Draft> = Vec::new();
+        let touches = |d: &Draft, doc: u32, span: LineSpan| {
+            d.doc == doc
+                && d.span.start <= span.end + 1
+                && span.start <= d.span.end + 1
+                && self.one_unit(d.doc, d.span, span)
+        };
+        for &(score, priors, f) in scored {
+            let chunk = &self.snap.chunks[f.chunk as usize];
+            let span = self.section_span(f.chunk);
+            if done.iter().any(|d| touches(d, chunk.doc, span)) {
+                continue;
+            }
+            if let Some(d) = block.iter_mut().find(|d| touches(d, chunk.doc, span)) {
+                if d.span.union(&span).len() <= MAX_SPAN_LINES {
+                    d.span = d.span.union(&span);
+                }
+                continue;
+            }
+            let of_doc = |ds: &[Draft]| ds.iter().filter(|d| d.doc == chunk.doc).count();
+            if of_doc(&done) + of_doc(&block) >= HITS_PER_DOC {
+                continue;
+            }
+            if block.len() >= DRAFT_BLOCK {
+                done.extend(self.settle(std::mem::take(&mut block)));
+                if done.len() >= MAX_LIMIT {
+                    break;
+                }
+                // This candidate may touch a hit just settled.
+                if done.iter().any(|d| touches(d, chunk.doc, span)) {
+                    continue;
+                }
+            }
+            block.push(Draft {
+                doc: chunk.doc,
+                span,
+                best: *f,
+                score,
+                priors,
+                title: chunk.title.clone(),
+            });
+        }
+        done.extend(self.settle(block));
+        done
+    }
+
+    /// A block's drafts made final: those that came to touch (a chunk
+    /// joined one and reached the next) merged, within [`MAX_SPAN_LINES`],
+    /// then in rank order.
+    fn settle(&self, mut drafts: Vec<Draft>) -> Vec<Draft> {
+        drafts.sort_by_key(|d| (d.doc, d.span.start));
+        let mut merged: Vec<Draft> = Vec::with_capacity(drafts.len());
+        for d in drafts {
+            match merged.last_mut() {
+                Some(m)
+                    if m.doc == d.doc
+                        && d.span.start <= m.span.end + 1
+                        && m.span.union(&d.span).len() <= MAX_SPAN_LINES
+                        && self.one_unit(m.doc, m.span, d.span) =>
+                {
+                    m.span = m.span.union(&d.span);
+                    if d.score > m.score {
+                        (m.score, m.best, m.priors, m.title) = (d.score, d.best, d.priors, d.title);
+                    }
+                }
+                _ => merged.push(d),
+            }
+        }
+        merged.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.doc.cmp(&b.doc))
+                .then(a.span.start.cmp(&b.span.start))
+        });
+        merged
     }
 
     /// A chunk's span widened to its section: the neighbouring chunks of the

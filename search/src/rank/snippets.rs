@@ -72,9 +72,58 @@ fn mark(line: &str, words: &[String]) -> String {
     out
 }
 
+/// `snippet` as plain text: the `**` pairs [`snippet`] put around
+/// `query`'s words taken out, and every other `**` (Python's `**kwargs`,
+/// `x**2`) left as the file has it.
+pub fn unmark(snippet: &str, query: &str) -> String {
+    let words = snippet_words(query);
+    snippet
+        .lines()
+        .map(|line| {
+            let mut out = String::with_capacity(line.len());
+            let mut rest = line;
+            while let Some(open) = rest.find("**") {
+                let inner_start = open + 2;
+                let close = rest[inner_start..].find("**").map(|c| inner_start + c);
+                match close {
+                    Some(close)
+                        if close > inner_start && {
+                            let inner = rest[inner_start..close].to_lowercase();
+                            words.iter().any(|w| inner.contains(w.as_str()))
+                        } =>
+                    {
+                        out.push_str(&rest[..open]);
+                        out.push_str(&rest[inner_start..close]);
+                        rest = &rest[close + 2..];
+                    }
+                    _ => {
+                        out.push_str(&rest[..inner_start]);
+                        rest = &rest[inner_start..];
+                    }
+                }
+            }
+            out.push_str(rest);
+            out
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn marks_come_off_and_the_files_own_stars_stay() {
+        let text = "def f(**kwargs):\n    return emcee.Pool(x**2)";
+        let marked = snippet(text, "emcee pool kwargs", 2);
+        assert_eq!(
+            marked,
+            "def f(****kwargs**):\n    return **emcee**.**Pool**(x**2)"
+        );
+        assert_eq!(unmark(&marked, "emcee pool kwargs"), text);
+        assert_eq!(unmark("a **b** c", "zzz"), "a **b** c");
+    }
 
     #[test]
     fn snippet_marks_terms() {

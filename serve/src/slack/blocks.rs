@@ -105,7 +105,7 @@ pub fn answer(
     let mut blocks = vec![section(&headline, false)];
     for (i, hit) in hits.into_iter().enumerate() {
         let lines = focus.get(i).and_then(Option::as_deref);
-        blocks.push(section(&hit_text(hit, lines, more), true));
+        blocks.push(section(&hit_text(hit, &resp.query, lines, more), true));
         let commit = commits.get(&hit.repo).map(String::as_str).unwrap_or("");
         let short = commit.get(..12).unwrap_or(commit);
         let repo = escape_within(&hit.repo, MAX_LABEL_CHARS);
@@ -147,7 +147,7 @@ fn section(mrkdwn: &str, verbatim: bool) -> Value {
 /// not linked, when the permalink is too long to send), then its focus
 /// lines (`lines`; the snippet, without its term marks, when they are
 /// missing), as many as fit [`MAX_TEXT_CHARS`] once escaped.
-fn hit_text(hit: &Hit, lines: Option<&str>, more: Option<&str>) -> String {
+fn hit_text(hit: &Hit, query: &str, lines: Option<&str>, more: Option<&str>) -> String {
     let (a, b) = match (hit.focus_start, hit.focus_end) {
         (Some(a), Some(b)) => (a, b),
         _ => (hit.start_line, hit.end_line),
@@ -170,7 +170,7 @@ fn hit_text(hit: &Hit, lines: Option<&str>, more: Option<&str>) -> String {
     };
     let text = match lines {
         Some(l) => l.to_owned(),
-        None => hit.snippet.replace("**", ""),
+        None => cairn_search::rank::unmark(&hit.snippet, query),
     };
     // The fences and the head count too; whole lines only.
     let mut room = MAX_TEXT_CHARS.saturating_sub(head.chars().count() + 6);
