@@ -140,7 +140,9 @@ fn cli_search_retrieve_tree_and_eval() {
     assert!(o.status.success(), "{}", stdout(&o));
     let md = stdout(&o);
     assert!(
-        md.contains("| bm25 | questions | document@5 | lines@5 | focus@5 | precise recall@5 | MRR@10 |"),
+        md.contains(
+            "| bm25 | questions | document@5 | lines@5 | focus@5 | precise recall@5 | MRR@10 |"
+        ),
         "{md}"
     );
     assert!(md.contains("| **all** | 1 | 1.000 | 1.000 |"), "{md}");
