@@ -19,6 +19,22 @@ pub fn init_repo(path: &Path, branch: &str) -> Repository {
 /// Writes `files` into the repo's work tree and commits them on HEAD (at a
 /// fixed time, so the same files give the same commit).
 pub fn commit(repo: &Repository, files: &[(&str, Vec<u8>)], message: &str) -> Oid {
+    let sig = Signature::new(
+        "Fixture",
+        "fixture@example.org",
+        &git2::Time::new(1_700_000_000, 0),
+    )
+    .expect("sig");
+    commit_by(repo, files, message, &sig)
+}
+
+/// [`commit`], authored and committed by `sig`.
+pub fn commit_by(
+    repo: &Repository,
+    files: &[(&str, Vec<u8>)],
+    message: &str,
+    sig: &Signature<'_>,
+) -> Oid {
     let root = repo.workdir().expect("work tree").to_owned();
     for (path, bytes) in files {
         let p = root.join(path);
@@ -33,16 +49,24 @@ pub fn commit(repo: &Repository, files: &[(&str, Vec<u8>)], message: &str) -> Oi
     let tree = repo
         .find_tree(index.write_tree().expect("tree"))
         .expect("find tree");
-    let sig = Signature::new(
-        "Fixture",
-        "fixture@example.org",
-        &git2::Time::new(1_700_000_000, 0),
-    )
-    .expect("sig");
     let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
     let parents: Vec<&git2::Commit> = parent.iter().collect();
-    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+    repo.commit(Some("HEAD"), sig, sig, message, &tree, &parents)
         .expect("commit")
+}
+
+/// A tree of `depth` folders named `d`, one in another, the innermost
+/// holding `leaf.py` (blob `leaf`): a hostile repository's shape.
+pub fn nested_tree(repo: &Repository, depth: usize, leaf: Oid) -> Oid {
+    let mut t = repo.treebuilder(None).expect("builder");
+    t.insert("leaf.py", leaf, 0o100644).expect("insert");
+    let mut tree = t.write().expect("tree");
+    for _ in 0..depth {
+        let mut t = repo.treebuilder(None).expect("builder");
+        t.insert("d", tree, 0o040000).expect("insert");
+        tree = t.write().expect("tree");
+    }
+    tree
 }
 
 /// Files of a fixture repository: (path, bytes).

@@ -10,6 +10,16 @@ use actix_web::http::StatusCode;
 use actix_web::test as atest;
 use serde_json::{Value, json};
 
+/// The doctypes of a search answer's hits, in order.
+fn doctypes(answer: &Value) -> Vec<&str> {
+    answer["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .filter_map(|h| h["doctype"].as_str())
+        .collect()
+}
+
 #[actix_web::test]
 async fn filters_take_comma_lists_and_refuse_what_matches_nothing() {
     let s = served(Some("team-a"), |_| {});
@@ -28,12 +38,7 @@ async fn filters_take_comma_lists_and_refuse_what_matches_nothing() {
         .set_json(body);
     let (status, _, v) = parts(atest::call_service(&app, req.to_request()).await).await;
     assert_eq!(status, StatusCode::OK, "{v}");
-    let kinds: Vec<&str> = v["hits"]
-        .as_array()
-        .expect("hits")
-        .iter()
-        .filter_map(|h| h["doctype"].as_str())
-        .collect();
+    let kinds = doctypes(&v);
     assert!(
         kinds.contains(&"readme") && kinds.contains(&"code"),
         "{kinds:?}"
@@ -65,23 +70,14 @@ async fn filters_take_comma_lists_and_refuse_what_matches_nothing() {
         refused(&v, field);
     }
     // A toolkit the caller may not see is refused exactly as an unknown one.
-    let (_, _, hidden) = parts(
-        atest::call_service(
-            &app,
-            ask("/search?query=x&toolkit=alpha", &s.reader).to_request(),
-        )
-        .await,
-    )
-    .await;
-    let (_, _, unknown) = parts(
-        atest::call_service(
-            &app,
-            ask("/search?query=x&toolkit=zzz", &s.reader).to_request(),
-        )
-        .await,
-    )
-    .await;
-    let (h, u) = (refused(&hidden, "toolkit"), refused(&unknown, "toolkit"));
+    let mut seen = Vec::new();
+    for toolkit in ["alpha", "zzz"] {
+        let uri = format!("/search?query=x&toolkit={toolkit}");
+        let res = atest::call_service(&app, ask(&uri, &s.reader).to_request()).await;
+        seen.push(parts(res).await.2);
+    }
+    let (hidden, unknown) = (&seen[0], &seen[1]);
+    let (h, u) = (refused(hidden, "toolkit"), refused(unknown, "toolkit"));
     assert_eq!(h.replace("\"alpha\"", "\"zzz\""), u);
     assert!(u.contains("beta") && !u.contains("alpha"), "{u}");
     // The group's member may use it.
@@ -117,12 +113,7 @@ fn the_cli_takes_comma_lists_refuses_unknown_values_and_prints_plain_text() {
     let o = run(&["--doctype", "code,notebook", "--json", "--limit", "20"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).expect("json");
-    let kinds: Vec<&str> = v["hits"]
-        .as_array()
-        .expect("hits")
-        .iter()
-        .filter_map(|h| h["doctype"].as_str())
-        .collect();
+    let kinds = doctypes(&v);
     assert!(
         !kinds.is_empty() && kinds.iter().all(|k| ["code", "notebook"].contains(k)),
         "{kinds:?}"

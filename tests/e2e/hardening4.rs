@@ -6,40 +6,29 @@
 //! `hardening4_serve.rs`; the pieces' own rules are their modules' tests.
 
 use crate::fixtures::{World, current_dir, read_json, skip_reasons, stderr};
-use git2::{IndexAddOption, Signature};
+use git2::Signature;
 use std::time::{Duration, Instant};
-
-/// Commits the work tree of `w`'s alpha with `author` and `message`.
-fn commit_as(w: &World, author: &str, message: &str) {
-    let repo = w.alpha_repo();
-    let mut index = repo.index().expect("index");
-    index
-        .add_all(["*"], IndexAddOption::DEFAULT, None)
-        .expect("add");
-    index.write().expect("write index");
-    let tree = repo
-        .find_tree(index.write_tree().expect("tree"))
-        .expect("tree");
-    let sig = Signature::new(author, "a@example.org", &git2::Time::new(1_700_500_000, 0))
-        .expect("signature");
-    let parent = repo.head().expect("head").peel_to_commit().expect("parent");
-    repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &[&parent])
-        .expect("commit");
-}
 
 #[test]
 fn a_huge_commit_message_leaves_every_answer_small() {
     let w = World::new();
     // Every indexed text file changed by one commit with a 4 MB first
     // paragraph and a 100 KB author name: every hit cites it.
-    for rel in ["README.md", "src/alpha/core.py", "docs/guide.rst"] {
-        let p = w.alpha.join(rel);
-        let mut text = std::fs::read_to_string(&p).expect("read");
-        text.push_str("\n# touched\n");
-        std::fs::write(&p, text).expect("write");
-    }
+    let touched: Vec<(&str, Vec<u8>)> = ["README.md", "src/alpha/core.py", "docs/guide.rst"]
+        .into_iter()
+        .map(|rel| {
+            let text = std::fs::read_to_string(w.alpha.join(rel)).expect("read");
+            (rel, format!("{text}\n# touched\n").into_bytes())
+        })
+        .collect();
     let message = format!("{}\n\nthe body", "fit the model ".repeat(300_000));
-    commit_as(&w, &"N".repeat(100_000), &message);
+    let author = Signature::new(
+        &"N".repeat(100_000),
+        "a@example.org",
+        &git2::Time::new(1_700_500_000, 0),
+    )
+    .expect("signature");
+    cairn_pipeline::fixtures::commit_by(&w.alpha_repo(), &touched, &message, &author);
     let o = w.build("out", &[]);
     assert!(o.status.success(), "{}", stderr(&o));
 
@@ -92,16 +81,7 @@ fn a_deeply_nested_tree_builds_around_its_depth() {
     let base = build_summary(&w, "base");
     let repo = w.alpha_repo();
     let blob = repo.blob(b"print('deep')\n").expect("blob");
-    let mut deep = {
-        let mut t = repo.treebuilder(None).expect("builder");
-        t.insert("leaf.py", blob, 0o100644).expect("insert");
-        t.write().expect("tree")
-    };
-    for _ in 0..30_000 {
-        let mut t = repo.treebuilder(None).expect("builder");
-        t.insert("d", deep, 0o040000).expect("insert");
-        deep = t.write().expect("tree");
-    }
+    let deep = cairn_pipeline::fixtures::nested_tree(&repo, 30_000, blob);
     let head = repo.head().expect("head").peel_to_commit().expect("head");
     let mut root = repo
         .treebuilder(Some(&head.tree().expect("tree")))

@@ -623,16 +623,7 @@ mod tests {
                 let odb = repo.odb().expect("odb");
                 let _mem = odb.add_new_mempack_backend(1000).expect("mempack");
                 let blob = repo.blob(b"print('hi')\n").expect("blob");
-                let mut deep = {
-                    let mut t = repo.treebuilder(None).expect("builder");
-                    t.insert("leaf.py", blob, 0o100644).expect("insert");
-                    t.write().expect("tree")
-                };
-                for _ in 0..30_000 {
-                    let mut t = repo.treebuilder(None).expect("builder");
-                    t.insert("d", deep, 0o040000).expect("insert");
-                    deep = t.write().expect("tree");
-                }
+                let deep = crate::fixtures::nested_tree(&repo, 30_000, blob);
                 let mut root = repo.treebuilder(None).expect("builder");
                 root.insert("deep", deep, 0o040000).expect("insert");
                 root.insert("x".repeat(1_100), blob, 0o100644)
