@@ -1,5 +1,6 @@
 //! A tiny random BERT written to disk (feature `test-fixtures`), so tests run
-//! the real loading, tokenizing and embedding code in milliseconds.
+//! the real loading, tokenizing and embedding code in milliseconds; and the
+//! one way a test says it is skipped ([`skip_unless_required`]).
 
 use candle_core::{Device, Tensor};
 use serde_json::{Value, json};
@@ -11,6 +12,32 @@ const LAYERS: usize = 2;
 const HEADS: usize = 4;
 const INTERMEDIATE: usize = 64;
 const MAX_POSITIONS: usize = 128;
+
+/// Says that the running test is skipped, and what it `needs` to run:
+/// on stderr, and as a line (`<test name>: <needs>`) appended to the file
+/// `CAIRN_SKIP_LOG` names, from which `scripts/test.sh` names every
+/// skipped test. When the variable `require` is `1` (CI sets it after
+/// installing what the test needs) the test fails instead.
+pub fn skip_unless_required(require: &str, needs: &str) {
+    assert!(
+        std::env::var(require).map_or(true, |v| v != "1"),
+        "{require}=1, but this test cannot run: it needs {needs}"
+    );
+    let name = std::thread::current().name().unwrap_or("a test").to_owned();
+    eprintln!("skipped {name}: it needs {needs} ({require}=1 makes this a failure)");
+    if let Some(log) = std::env::var_os("CAIRN_SKIP_LOG") {
+        use std::io::Write;
+        let line = format!("{name}: {}\n", needs.replace('\n', " "));
+        let appended = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = appended {
+            eprintln!("CAIRN_SKIP_LOG: {e}");
+        }
+    }
+}
 
 /// Writes config.json, tokenizer.json, model.safetensors and
 /// sentence_bert_config.json (max 64 tokens) into `dir`. Deterministic.

@@ -105,11 +105,13 @@ mod tests {
     fn on_gpu(files: &ModelFiles) -> Option<BertEmbedder> {
         match BertEmbedder::load(files, DevicePref::Cuda(0)) {
             Ok(e) => Some(e),
-            Err(e) if std::env::var_os("CAIRN_REQUIRE_GPU").is_none() => {
-                eprintln!("skipped: {e}");
+            Err(e) => {
+                crate::fixtures::skip_unless_required(
+                    "CAIRN_REQUIRE_GPU",
+                    &format!("a GPU and a `cuda` build ({e})"),
+                );
                 None
             }
-            Err(e) => panic!("CAIRN_REQUIRE_GPU is set, but {e}"),
         }
     }
 
@@ -188,11 +190,13 @@ mod tests {
     fn the_gpu_pass_matches_the_cpu_f32_pass_on_the_default_model() {
         let files = match ModelSpec::default_hub().locate() {
             Ok(f) => f,
-            Err(e) if std::env::var_os("CAIRN_REQUIRE_GPU").is_none() => {
-                eprintln!("skipped: {e}");
+            Err(e) => {
+                crate::fixtures::skip_unless_required(
+                    "CAIRN_REQUIRE_GPU",
+                    &format!("the default model, scripts/fetch-model.sh ({e})"),
+                );
                 return;
             }
-            Err(e) => panic!("CAIRN_REQUIRE_GPU is set, but {e}"),
         };
         let Some(gpu) = on_gpu(&files) else { return };
         let min = min_cosine(&files, &gpu, 300);

@@ -550,11 +550,10 @@ fn a_real_oauth_client_gets_a_token_from_a_real_provider_and_searches() {
         .unwrap_or_else(|_| root.join("target/oidc/node_modules"));
     let have = python.exists() && modules.join("oidc-provider").exists() && which("node");
     if !have {
-        assert!(
-            std::env::var("CAIRN_REQUIRE_OAUTH_PARTIES").is_err(),
-            "CAIRN_REQUIRE_OAUTH_PARTIES is set but node, oidc-provider or the MCP SDK is missing: run scripts/oauth-test-parties.sh"
+        cairn_embed::fixtures::skip_unless_required(
+            "CAIRN_REQUIRE_OAUTH_PARTIES",
+            "node, oidc-provider and the MCP Python SDK (scripts/oauth-test-parties.sh)",
         );
-        eprintln!("skipped: run scripts/oauth-test-parties.sh for the real OAuth parties");
         return;
     }
     let w = world();

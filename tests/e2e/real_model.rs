@@ -7,12 +7,10 @@ use crate::fixtures::{World, cairn, current_dir, read_json, stderr, stdout};
 fn builds_with_the_default_model() {
     let w = World::new();
     let o = w.build_with("out", "cache", None, &[]);
-    if !o.status.success()
-        && stderr(&o).contains("fetch-model.sh")
-        && std::env::var_os("CAIRN_REQUIRE_MODEL").is_none()
-    {
-        eprintln!(
-            "SKIPPED: the default model is not in the hub cache (run scripts/fetch-model.sh)"
+    if !o.status.success() && stderr(&o).contains("fetch-model.sh") {
+        cairn_embed::fixtures::skip_unless_required(
+            "CAIRN_REQUIRE_MODEL",
+            "the default model in the hub cache (scripts/fetch-model.sh)",
         );
         return;
     }

@@ -94,7 +94,7 @@ impl Default for VectorSearch {
 /// gives rank 1 four times the weight of rank 200, and answers are made of
 /// the best-fused few; re-scoring all 400 chunk and 800 subchunk candidates
 /// read one random page of the f32 rows each, which at 100× the corpus was
-/// most of what a search paged in (docs/BENCHMARKS.md), while the int8
+/// most of what a search paged in (docs/log/benchmarks.md), while the int8
 /// scores already order the rest to within their rounding.
 pub const EXACT_TOP: usize = 32;
 
