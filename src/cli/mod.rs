@@ -4,17 +4,13 @@
 
 mod serving;
 
-pub use serving::*;
+pub use serving::{McpArgs, OpenapiArgs, ServeArgs, SlackArgs, TokenAction, TokenArgs};
 
 use cairn_embed::DevicePref;
 use cairn_index::layout::{DEFAULT_KEEP, DEFAULT_ROOT};
 use cairn_pipeline::{DEFAULT_CACHE, DEFAULT_CONFIG};
 use cairn_search::{Engine, EngineOptions};
-use cairn_serve::limits::{
-    DEFAULT_ANONYMOUS_CPU_MS_PER_MINUTE, DEFAULT_ANONYMOUS_PER_MINUTE, DEFAULT_BIND,
-    DEFAULT_BODY_TIMEOUT_MS, DEFAULT_DEADLINE_MS, DEFAULT_JWT_ADMIN_GROUP, DEFAULT_QUEUE,
-    DEFAULT_TOKENS, DEFAULT_WATCH_MS,
-};
+use cairn_serve::limits::DEFAULT_TOKENS;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 

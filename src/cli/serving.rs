@@ -1,7 +1,15 @@
 //! The arguments of the subcommands that serve: `serve`, `mcp`, `token`
 //! and `openapi`, with the CPU pool's settings they share.
 
-use super::*;
+use super::OpenArgs;
+use cairn_index::layout::{DEFAULT_KEEP, DEFAULT_ROOT};
+use cairn_serve::limits::{
+    DEFAULT_ANONYMOUS_CPU_MS_PER_MINUTE, DEFAULT_ANONYMOUS_PER_MINUTE, DEFAULT_BIND,
+    DEFAULT_BODY_TIMEOUT_MS, DEFAULT_DEADLINE_MS, DEFAULT_JWT_ADMIN_GROUP, DEFAULT_QUEUE,
+    DEFAULT_TOKENS, DEFAULT_WATCH_MS,
+};
+use clap::Subcommand;
+use std::path::PathBuf;
 
 /// How much CPU work a server takes on, shared by `serve` and `mcp`.
 #[derive(clap::Args)]

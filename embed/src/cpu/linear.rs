@@ -2,7 +2,8 @@
 //! product reads them (gemm's f32, the few-rows panels, bfloat16, AMX
 //! tiles), bias first; and the layer norms' parameters.
 
-use super::*;
+use super::{Precision, amx, bf16, flat, kernels};
+use candle_nn::VarBuilder;
 
 /// A dense layer, its weight transposed to `in × out` row-major.
 pub(super) struct Linear {

@@ -32,10 +32,10 @@
 mod search;
 mod train;
 
-use train::*;
+use train::{list_count, nearest, quantise, train};
 
 use crate::records::DocRecord;
-use crate::vectors::{Vectors, best_first, cut_to_best, dot};
+use crate::vectors::Vectors;
 use memmap2::Mmap;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -317,7 +317,9 @@ fn u32s(bytes: &[u8], at: usize, n: usize) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
+    use super::train::normalise;
     use super::*;
+    use crate::vectors::dot;
 
     /// A seeded stream of uniform numbers in [-0.5, 0.5).
     struct Lcg(u64);

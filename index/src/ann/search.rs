@@ -1,7 +1,11 @@
 //! Reading the lists: the nearest lists to a query, their rows scored in
 //! int8, the best candidates scored again with the query in f32.
 
-use super::*;
+use super::train::{dot_f32_i8, dot_i8, quantise};
+use super::{AnnError, FORMAT, HEADER, Ivf, MAGIC, err, u32s};
+use crate::vectors::{best_first, cut_to_best, dot};
+use memmap2::Mmap;
+use std::path::Path;
 
 /// Rows a scope's candidates may grow to before they are cut to the best k.
 const TRIM_AT: usize = 4096;

@@ -2,7 +2,9 @@
 //! each row's nearest centroid, and rows quantised to int8 with the dot
 //! product that reads them.
 
-use super::*;
+use super::{ROUNDS, SAMPLE_PER_LIST};
+use crate::vectors::dot;
+use rayon::prelude::*;
 
 /// How many lists `rows` rows get: √rows, so a list holds about as many
 /// rows as there are centroids to score.

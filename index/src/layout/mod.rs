@@ -13,15 +13,12 @@
 mod root;
 mod writer;
 
-pub use root::*;
-pub use writer::*;
+pub use root::IndexRoot;
+pub use writer::{VersionWriter, checksum_tree};
 
-use crate::IndexVersion;
-use crate::manifest::{FORMAT_VERSION, FileRecord, Manifest, OLDEST_READABLE_FORMAT};
-use serde::Serialize;
-use std::collections::BTreeMap;
-use std::fs::{self, File};
-use std::io::{self, Write};
+use crate::manifest::{FORMAT_VERSION, Manifest, OLDEST_READABLE_FORMAT};
+use std::fs::{self};
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// Errors reading or writing the layout.

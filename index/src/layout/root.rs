@@ -1,7 +1,11 @@
 //! An index root: its versions, CURRENT, publishing and pruning, and the
 //! scratch folders a killed build left.
 
-use super::*;
+use super::writer::{sync_dir, sync_tree, write_synced};
+use super::{LayoutError, VersionDir, io_err, owner_alive};
+use crate::IndexVersion;
+use std::path::{Path, PathBuf};
+use std::{fs, io};
 
 /// An index root: versions, the CURRENT pointer, and a scratch area.
 #[derive(Clone, Debug)]

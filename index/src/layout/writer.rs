@@ -1,7 +1,14 @@
 //! Writing a version's folder: scratch space that becomes a sealed,
 //! checksummed version or is removed, and the synced writes it takes.
 
-use super::*;
+use super::{IndexRoot, LayoutError, VersionDir, files, io_err};
+use crate::manifest::{FileRecord, Manifest};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::{fs, io};
 
 /// A version being written under `<root>/tmp/`; invisible until sealed,
 /// and removed if dropped unsealed (a failed build leaves no scratch folder

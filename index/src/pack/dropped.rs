@@ -2,7 +2,16 @@
 //! set aside when it fails, and the folder pruned; `drop_pack` writes one
 //! there, hashed on the way in.
 
-use super::*;
+use super::unpack::DISK_RESERVE;
+use super::{
+    PACK_PREFIX, PACK_SUFFIX, PackError, Rollback, Unpacked, checksum_path, io_err, is_pack_name,
+    pack_name, unpack, version_from_name,
+};
+use crate::{IndexRoot, IndexVersion};
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::{fs, io};
 
 /// Where packs go once tried: `<root>/packs/adopted/` and `<root>/packs/rejected/`.
 pub const PACKS_DIR: &str = "packs";

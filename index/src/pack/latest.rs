@@ -2,8 +2,13 @@
 //! release and `cairn watch --pack-to` publish it and `cairn pull` reads it
 //! (`{index_version, pack, sha256}`, the pack named relative to the file).
 
-use super::*;
+use super::{
+    PackError, checksum_path, io_err, is_pack_name, pack, pack_name, remove_dead_partials,
+};
+use crate::{IndexRoot, IndexVersion};
 use serde::{Deserialize, Serialize};
+use std::fs;
+use std::path::{Path, PathBuf};
 
 /// The file's name.
 pub const LATEST_FILE: &str = "latest.json";

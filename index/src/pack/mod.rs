@@ -11,17 +11,16 @@ mod dropped;
 mod latest;
 mod unpack;
 
-pub use dropped::*;
-pub use latest::*;
-pub use unpack::*;
+pub use dropped::{Dropped, PACKS_DIR, adopt_dropped_packs, drop_pack};
+pub use latest::{LATEST_FILE, Latest, publish_latest};
+use unpack::MANIFEST;
+pub use unpack::{MAX_MANIFEST_BYTES, MAX_UNPACKED_BYTES, Rollback, Unpacked, unpack};
 
-use crate::layout::{LayoutError, VersionDir};
+use crate::layout::LayoutError;
 use crate::{IndexRoot, IndexVersion, verify_version};
-use std::cell::Cell;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Write};
-use std::path::{Component, Path, PathBuf};
-use std::rc::Rc;
+use std::path::{Path, PathBuf};
 
 /// File name prefix of packs; `cairn-index-<version>.tar.zst`.
 pub const PACK_PREFIX: &str = "cairn-index-";

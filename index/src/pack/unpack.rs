@@ -2,7 +2,14 @@
 //! budget of bytes and disk, every file verified, then renamed into
 //! `versions/` and made CURRENT.
 
-use super::*;
+use super::{PackError, checksum_path, hash_file, io_err, version_from_name};
+use crate::layout::VersionDir;
+use crate::{IndexRoot, IndexVersion, verify_version};
+use std::cell::Cell;
+use std::fs::File;
+use std::path::{Component, Path};
+use std::rc::Rc;
+use std::{fs, io};
 
 /// Whether adopting a pack may make an older version current.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,7 +3,8 @@
 //! C/C++ macros, classes and functions; Fortran units; headings of
 //! markdown, reST and LaTeX as sections. Each with its line span.
 
-use super::languages::{Grammar, MAX_NAME_CHARS, join_capped, markdown_headings, rst_headings};
+use super::caps::{MAX_NAME_CHARS, join_capped};
+use super::languages::headings::{markdown_headings, rst_headings};
 use cairn_index::{DefKind, DefinitionRecord, LineSpan};
 
 /// One definition in a document's lines (1-based lines).
@@ -46,9 +47,9 @@ impl Definition {
     }
 }
 
-/// Every definition in a document's raw lines, by its grammar's `defines`.
-pub(super) fn of_lines(grammar: Grammar, lines: &[&str]) -> Vec<Definition> {
-    (grammar.defines)(lines)
+/// Every definition in a document's raw lines, by `defines` (its grammar's).
+pub(super) fn of_lines(defines: fn(&[&str]) -> Vec<Found>, lines: &[&str]) -> Vec<Definition> {
+    defines(lines)
         .into_iter()
         .map(|f| Definition {
             name: f.name,

@@ -18,6 +18,7 @@
 //! packs small sections and windows long ones within the limits, and
 //! `cites.rs` resolves a LaTeX chunk's citations to add to its text.
 
+mod caps;
 pub mod cites;
 mod definitions;
 mod languages;
@@ -128,7 +129,7 @@ pub fn chunk_document(
         })
         .collect();
     let grammar = Grammar::of(doc.language);
-    let definitions = definitions::of_lines(grammar, &raw);
+    let definitions = definitions::of_lines(grammar.defines, &raw);
     let own_lines = || raw.iter().map(|l| (*l).to_owned()).collect();
     let (sections, display): (Vec<Section>, Vec<String>) = if grammar.cells {
         // Only cell sources carry text; outputs and metadata stay out of the index.
@@ -485,7 +486,7 @@ mod tests {
     /// (before, each of them copied it whole: a 657 MB definitions.json).
     #[test]
     fn a_huge_heading_is_cut_in_every_title_path_and_scope() {
-        use super::languages::{MAX_HEADING_CHARS, MAX_PATH_CHARS};
+        use super::caps::{MAX_HEADING_CHARS, MAX_PATH_CHARS};
         let huge = "h".repeat(100_000);
         let mut md = format!("# {huge}\n");
         let mut rst = format!("{huge}\n{}\n", "=".repeat(100_000));
@@ -536,7 +537,7 @@ mod tests {
     /// keeps the innermost names within the cap.
     #[test]
     fn deep_scopes_keep_their_innermost_names_within_the_cap() {
-        use super::languages::{MAX_NAME_CHARS, MAX_PATH_CHARS};
+        use super::caps::{MAX_NAME_CHARS, MAX_PATH_CHARS};
         let name = |i: usize| format!("f{i}_{}", "n".repeat(250));
         let py: String = (0..200)
             .map(|i| format!("{}def {}():\n", "    ".repeat(i), name(i)))
@@ -569,7 +570,7 @@ mod tests {
 
     #[test]
     fn paths_keep_the_root_and_the_innermost_parts_that_fit() {
-        use super::languages::{MAX_PATH_CHARS, join_capped};
+        use super::caps::{MAX_PATH_CHARS, join_capped};
         assert_eq!(join_capped(&["A", "B", "C"], " > "), "A > B > C");
         assert_eq!(join_capped(&[], " > "), "");
         let long: Vec<String> = (0..10).map(|i| format!("{i}{}", "x".repeat(60))).collect();

@@ -2,7 +2,8 @@
 //! section over the line or token limit cut into overlapping windows at soft
 //! boundaries, each window a draft.
 
-use super::languages::{Grammar, MAX_PATH_CHARS, capped, def_name, symbols};
+use super::caps::{MAX_PATH_CHARS, capped};
+use super::languages::{Grammar, def_name, symbols};
 use super::{ChunkDraft, ChunkLimits, Section, SubchunkDraft};
 use cairn_index::LineSpan;
 

@@ -5,35 +5,15 @@
 //! (a local PDF) or `bibtex:` (a bibliography: each entry with an `eprint`,
 //! a PDF `url` or a `doi` becomes an article). `crate::articles` fetches them.
 
-use super::*;
+use super::entry::{ArticleParts, ArticleSource, ArticleSpec, RepoConfig, check_segment};
+use super::error::{ConfigError, at};
+use super::url::{has_credentials, redacted};
+use serde::Deserialize;
 use serde_saphyr::Spanned;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The category articles are listed under unless an entry names one.
 pub const DEFAULT_CATEGORY: &str = "papers";
-
-/// Where an article's PDF comes from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ArticleSource {
-    /// An arXiv identifier (`1202.3665`, `astro-ph/0501001`, with or without a version).
-    Arxiv(String),
-    /// A URL answering with the PDF.
-    Url(String),
-    /// A local PDF.
-    File(PathBuf),
-}
-
-/// An article's PDF: where it comes from and the file name its document takes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ArticleSpec {
-    /// Where the PDF comes from.
-    pub source: ArticleSource,
-    /// The document's path (`1202.3665.pdf`).
-    pub file_name: String,
-    /// Listed by a `bibtex:` file: an entry whose link is a web page rather
-    /// than a PDF is skipped (`not-a-pdf`), not a failed build.
-    pub from_bibliography: bool,
-}
 
 /// One entry of `articles:` as written.
 #[derive(Deserialize)]
@@ -144,7 +124,7 @@ pub(crate) fn configs(
             out.push(RepoConfig::article(
                 &category,
                 &name,
-                crate::config::ArticleParts {
+                ArticleParts {
                     url: a.written,
                     fetch_url,
                     web_url: landing,

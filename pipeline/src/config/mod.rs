@@ -1,96 +1,34 @@
 //! repositories.yml, weights.yaml and build settings: parsed and validated at
 //! the edge, so the rest of the builder trusts them. `repo.rs` reads
-//! repositories.yml, `articles.rs` its `articles:` list, `url.rs` checks
-//! remotes, `weights.rs` reads weights.yaml, `settings.rs` build.yaml.
+//! repositories.yml, `entry.rs` holds one entry's raw and validated forms,
+//! `validate.rs` checks a repository's entry and `articles.rs` the
+//! `articles:` list, `url.rs` checks remotes, `weights.rs` reads
+//! weights.yaml, `settings.rs` build.yaml; `error.rs` locates every error.
 //!
 //! Every error names `file:line:column`. Unknown keys are errors, not silent
-//! defaults.
+//! defaults. This file only names what the rest of the crate uses.
 
 mod articles;
+mod entry;
+mod error;
 mod repo;
 mod settings;
 mod url;
 mod validate;
 mod weights;
 
-pub use articles::{ArticleSource, ArticleSpec, DEFAULT_CATEGORY};
 pub use cairn_index::PathWeights;
-use globset::{Glob, GlobSet, GlobSetBuilder};
-pub use repo::*;
-use serde::{Deserialize, Serialize};
-use serde_saphyr::Spanned;
-pub use settings::*;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-pub use url::*;
-pub use weights::*;
-
-/// A configuration error, located in its file.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// The file could not be read.
-    #[error("{path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// Bad YAML or a bad value, at a known place.
-    #[error("{path}:{line}:{column}: {message}")]
-    At {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line.
-        line: u64,
-        /// 1-based column.
-        column: u64,
-        /// What is wrong.
-        message: String,
-    },
-}
-
-pub(crate) fn at<T>(path: &Path, s: &Spanned<T>, message: impl Into<String>) -> ConfigError {
-    ConfigError::At {
-        path: path.to_owned(),
-        line: s.referenced.line(),
-        column: s.referenced.column(),
-        message: message.into(),
-    }
-}
-
-fn yaml_error(path: &Path, e: &serde_saphyr::Error) -> ConfigError {
-    let (line, column) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
-    // The rendered error repeats the location and a snippet; keep its message line.
-    let rendered = e.to_string();
-    let first = rendered
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("invalid YAML")
-        .trim();
-    let first = first.strip_prefix("error:").unwrap_or(first).trim_start();
-    // Drop the "line N column M:" prefix: the location leads our message already.
-    let message = match first.strip_prefix("line ").and_then(|r| r.split_once(": ")) {
-        Some((_, rest)) => rest.to_owned(),
-        None => first.to_owned(),
-    };
-    ConfigError::At {
-        path: path.to_owned(),
-        line,
-        column,
-        message,
-    }
-}
-
-fn read(path: &Path) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-        path: path.to_owned(),
-        source,
-    })
-}
+pub use entry::{ArticleSource, ArticleSpec, RepoConfig};
+pub use error::ConfigError;
+pub use repo::Registry;
+pub use settings::{BuildSettings, ReadLimits, SubchunkVectors};
+pub use url::{github_web_url, redacted};
+pub(crate) use url::{is_loopback, same_origin, url_origin};
+pub use weights::{default_weights, load_weights};
 
 #[cfg(test)]
 mod tests {
+    use super::url::{has_credentials, without_credentials};
     use super::*;
 
     #[test]

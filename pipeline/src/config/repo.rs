@@ -2,100 +2,13 @@
 //! into [`RepoConfig`]s with every error at `file:line:column`.
 
 use super::articles::{self, RawArticle};
+use super::entry::{RawRepo, RepoConfig, check_segment};
+use super::error::{ConfigError, at, read, yaml_error};
 use super::validate::validate_repo;
-use super::*;
+use serde::Deserialize;
 use serde_saphyr::Spanned;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-
-/// One repository to index, validated.
-#[derive(Clone, Debug)]
-pub struct RepoConfig {
-    /// Category (the top-level key).
-    pub category: String,
-    /// Repository name, unique across the file.
-    pub name: String,
-    /// Clone URL as written in the file.
-    pub url: String,
-    /// What git2 is given: the URL, or a local path resolved against the file's folder.
-    pub fetch_url: String,
-    /// Where citations link: `https://github.com/owner/repo`.
-    pub web_url: String,
-    /// Branch, tag or full commit sha to pin; the remote's default branch when absent.
-    pub pin: Option<String>,
-    /// Free text.
-    pub description: Option<String>,
-    /// The environment variable holding an HTTPS token for a private repository
-    /// (the token itself never appears in the file).
-    pub token_env: Option<String>,
-    /// Toolkit used for filtering (the name lowercased by default).
-    pub toolkit: String,
-    /// Only paths matching one of these are indexed (all when empty).
-    pub include: Vec<String>,
-    /// Paths matching one of these are skipped.
-    pub exclude: Vec<String>,
-    /// Access groups (the repo's own, else its category's); empty means public.
-    pub groups: Vec<String>,
-    /// Set for an article from `articles:`: a PDF fetched as one document, not a git repository.
-    pub article: Option<ArticleSpec>,
-    pub(super) include_set: Option<GlobSet>,
-    pub(super) exclude_set: GlobSet,
-}
-
-/// What an article's config holds beyond its category and name.
-pub(crate) struct ArticleParts {
-    pub(crate) url: String,
-    pub(crate) fetch_url: String,
-    pub(crate) web_url: String,
-    pub(crate) toolkit: String,
-    pub(crate) groups: Vec<String>,
-    pub(crate) description: Option<String>,
-    pub(crate) spec: ArticleSpec,
-}
-
-impl RepoConfig {
-    /// The config of an article listed under `articles:`.
-    pub(crate) fn article(category: &str, name: &str, parts: ArticleParts) -> Self {
-        Self {
-            category: category.to_owned(),
-            name: name.to_owned(),
-            url: parts.url,
-            fetch_url: parts.fetch_url,
-            web_url: parts.web_url,
-            pin: None,
-            description: parts.description,
-            token_env: None,
-            toolkit: parts.toolkit,
-            include: Vec::new(),
-            exclude: Vec::new(),
-            groups: parts.groups,
-            article: Some(parts.spec),
-            include_set: None,
-            exclude_set: GlobSet::empty(),
-        }
-    }
-
-    /// The same repository at another ref, indexed as its own documents:
-    /// `<category>/<name>@<ref>/<path>` (a name holds no `@`, so the ids stay apart).
-    pub fn at_ref(&self, r: &str) -> Self {
-        Self {
-            name: format!("{}@{r}", self.name),
-            pin: Some(r.to_owned()),
-            ..self.clone()
-        }
-    }
-
-    /// The repository's own name (without `@ref`): what its git cache is named by.
-    pub fn base_name(&self) -> &str {
-        self.name.split_once('@').map_or(&self.name, |(b, _)| b)
-    }
-
-    /// Whether the include/exclude globs let `path` in.
-    pub fn wants(&self, path: &str) -> bool {
-        self.include_set.as_ref().is_none_or(|s| s.is_match(path))
-            && !self.exclude_set.is_match(path)
-    }
-}
 
 /// The parsed repositories.yml.
 #[derive(Clone, Debug)]
@@ -104,27 +17,6 @@ pub struct Registry {
     pub path: PathBuf,
     /// Repositories, in file order within categories sorted by name.
     pub repos: Vec<RepoConfig>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawRepo {
-    pub(super) name: Spanned<String>,
-    pub(super) url: Spanned<String>,
-    #[serde(rename = "ref")]
-    pub(super) pin: Option<Spanned<String>>,
-    #[serde(default)]
-    pub(super) refs: Vec<Spanned<String>>,
-    pub(super) description: Option<String>,
-    pub(super) token_env: Option<Spanned<String>>,
-    pub(super) web_url: Option<Spanned<String>>,
-    pub(super) toolkit: Option<Spanned<String>>,
-    #[serde(default)]
-    pub(super) include: Vec<Spanned<String>>,
-    #[serde(default)]
-    pub(super) exclude: Vec<Spanned<String>>,
-    #[serde(default)]
-    pub(super) groups: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -300,26 +192,5 @@ impl Registry {
             path: path.to_owned(),
             repos,
         })
-    }
-}
-
-pub(crate) fn check_segment(
-    path: &Path,
-    s: &Spanned<String>,
-    what: &str,
-) -> Result<(), ConfigError> {
-    let v = &s.value;
-    let ok = !v.is_empty()
-        && v != "."
-        && v != ".."
-        && v.chars().all(|c| c.is_alphanumeric() || "._-+".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(at(
-            path,
-            s,
-            format!("{what} {v:?} must be letters, digits, '.', '_', '-' or '+'"),
-        ))
     }
 }

@@ -1,7 +1,8 @@
 //! build.yaml: the build's settings over their defaults, and the bounds
 //! files are read under.
 
-use super::*;
+use super::error::{ConfigError, read, yaml_error};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// How large a file may be before it is skipped unread.

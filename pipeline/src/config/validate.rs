@@ -1,8 +1,15 @@
 //! One repository's entry checked: its name, URL (resolved against the
 //! file's folder when local), refs, globs and groups, into a `RepoConfig`.
 
-use super::repo::RawRepo;
-use super::*;
+use super::entry::{RawRepo, RepoConfig, check_segment};
+use super::error::{ConfigError, at};
+use super::url::{
+    github_web_url, has_credentials, is_loopback, redacted, scheme_of, url_origin,
+    without_credentials,
+};
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde_saphyr::Spanned;
+use std::path::{Path, PathBuf};
 
 pub(super) fn validate_repo(
     path: &Path,

@@ -1,6 +1,10 @@
 //! weights.yaml: the static per-path ranking weights.
 
-use super::*;
+use super::error::{ConfigError, at, read, yaml_error};
+use cairn_index::PathWeights;
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The weights used when no weights.yaml is given: `config/weights.yaml`, compiled in.

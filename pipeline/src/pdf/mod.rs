@@ -22,13 +22,11 @@
 
 mod text;
 
-pub use text::clean;
 use text::{PageText, assemble};
+pub use text::{PdfText, clean};
 
 use cairn_index::manifest::SkipReason;
-use pdf_extract::{MediaBox, OutputDev, OutputError, Transform};
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -78,15 +76,6 @@ impl Default for PdfLimits {
             helper: None,
         }
     }
-}
-
-/// A PDF's text: pages in order, each ending in a newline.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PdfText {
-    /// The whole text.
-    pub text: String,
-    /// The first line of each page (1-based), page 1 first.
-    pub page_starts: Vec<u32>,
 }
 
 /// Extracts `bytes`' text, or says why it has none worth indexing.

@@ -2,7 +2,18 @@
 //! device (spaces along each baseline, ligatures spelled out, hyphenation
 //! joined), the pages joined within the byte limit.
 
-use super::*;
+use cairn_index::manifest::SkipReason;
+use pdf_extract::{MediaBox, OutputDev, OutputError, Transform};
+use std::fmt::Write as _;
+
+/// A PDF's text: pages in order, each ending in a newline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PdfText {
+    /// The whole text.
+    pub text: String,
+    /// The first line of each page (1-based), page 1 first.
+    pub page_starts: Vec<u32>,
+}
 
 /// Joins cleaned pages into one text with its page map.
 pub(super) fn assemble(pages: Vec<String>, max_text_bytes: usize) -> Result<PdfText, SkipReason> {

@@ -2,7 +2,8 @@
 //! the cells the span overlaps (see [`cairn_index::notebook`]). Search
 //! snippets, retrieve and context all read spans through here.
 
-use super::*;
+use super::Engine;
+use cairn_index::LineSpan;
 use cairn_index::notebook::Notebook;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;

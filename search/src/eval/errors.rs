@@ -1,7 +1,11 @@
 //! The error golden files (`golden/errors*.yaml`): each pasted error and the
 //! raise site and passages that explain it, and how `explain` does on them.
 
-use super::*;
+use super::{Relevant, read_golden, relevant_hit};
+use crate::{Engine, SearchError};
+use cairn_index::LineSpan;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 /// One golden error: real text and where it is raised and explained.
 #[derive(Clone, Debug, Deserialize)]

@@ -1,7 +1,11 @@
 //! The features of each candidate a search considered, labelled by the
 //! golden answers: what `scripts/fit-ranker.py` learns from.
 
-use super::*;
+use super::{GoldenQuery, rank_in, relevant_hit};
+use crate::{Engine, Mode, SearchError};
+use cairn_index::LineSpan;
+use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// One candidate of a golden question and what a learned ranker may weigh
 /// (`cairn eval --features`, read by `scripts/fit-ranker.py`).

@@ -8,8 +8,10 @@
 mod errors;
 mod features;
 
-pub use errors::*;
-pub use features::*;
+pub use errors::{
+    ErrorOutcome, ErrorReport, GoldenError, evaluate_errors, is_error_file, load_errors,
+};
+pub use features::{CandidateFeatures, candidate_features};
 
 use crate::rank::RankedList;
 use crate::{Engine, Filters, Mode, SearchError, SearchRequest};

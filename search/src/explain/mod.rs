@@ -11,8 +11,7 @@ mod run;
 pub use crate::raises::{Match, Piece, Syntax, Template};
 pub use parse::{Frame, ParsedError, Shape, parse};
 
-use crate::{Engine, Filters, Hit, Mode, SearchError, SearchRequest, access, invalid};
-use cairn_index::LineSpan;
+use crate::Hit;
 use serde::Serialize;
 use utoipa::ToSchema;
 

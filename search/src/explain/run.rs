@@ -2,8 +2,16 @@
 //! against every raise site's template, its frames mapped onto indexed
 //! documents, and the passages that explain it searched for.
 
-use super::*;
+use super::parse::parse;
+use super::{
+    Cited, DEFAULT_EXPLAIN_LIMIT, ExplainRequest, ExplainResponse, Frame, History, Located,
+    MAX_EXPLAIN_LIMIT, MAX_FRAMES, MAX_MESSAGE_CHARS, MAX_SITES, MAX_TEXT_BYTES, MIN_LITERAL,
+    MappedFrame, ParsedError, RaiseSite,
+};
+use crate::raises::{Match, Template};
 use crate::raises::{Message, Site};
+use crate::{Engine, Filters, Mode, SearchError, SearchRequest, access, invalid};
+use cairn_index::LineSpan;
 
 /// Where a mapped frame landed, as the engine knows it (document index, line).
 #[derive(Clone, Copy)]

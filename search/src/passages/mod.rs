@@ -12,7 +12,7 @@ mod run;
 pub(crate) use focus::focus_words;
 pub use id::{CitationLink, PassageId, PassageIdError, title};
 
-use crate::engine::{Engine, MAX_SPAN_LINES, PageCitation, TextFormat};
+use crate::engine::{PageCitation, TextFormat};
 use crate::filters::{Filters, Mode};
 use serde::Serialize;
 use std::fmt;

@@ -3,8 +3,13 @@
 //! widened to readable spans, each given its focus and snippet.
 
 use super::focus;
-use super::*;
+use super::{
+    DEFAULT_LIMIT, Hit, MAX_LIMIT, MAX_QUERIES, MAX_QUERY_CHARS, ScoreBreakdown, SearchRequest,
+    SearchResponse, evidence,
+};
 use crate::engine::now_unix;
+use crate::engine::{Engine, MAX_SPAN_LINES};
+use crate::filters::{Filters, Mode};
 use crate::rank::{self, Ask, Fused, Priors, RankedList, Ranker};
 use crate::{SearchError, invalid};
 use cairn_index::LineSpan;

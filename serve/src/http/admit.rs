@@ -2,8 +2,20 @@
 //! form and size, the Host and Origin, the caller's credentials, the
 //! budgets), and the caller it admits, with the name its work is paid under.
 
-use super::*;
-use crate::auth::{Caller, Verdict};
+use super::{AppState, Pages, client};
+use crate::auth::Caller;
+use crate::auth::Verdict;
+use crate::limits::MAX_BODY_BYTES;
+use crate::ops::Anonymous;
+use crate::problem::ApiError;
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::{StatusCode, header};
+use actix_web::middleware::Next;
+use actix_web::{Error, HttpMessage, web};
+use cairn_search::Code;
+use std::sync::Arc;
+use std::time::Instant;
 
 /// The server's own routes anyone may call without credentials (besides the
 /// public operations). `/metrics` is not one: its cache and error counters

@@ -21,23 +21,18 @@ pub use admit::host_allowed;
 pub use trace::TraceId;
 use trace::trace;
 
-use crate::auth::{Authenticator, Caller};
+use crate::auth::Authenticator;
 use crate::live::{LiveIndex, SwapOutcome};
 use crate::mcp::McpOptions;
 use crate::metrics::Metrics;
 use crate::pool::CpuPool;
-use crate::problem::{ApiError, PROBLEM_JSON};
+use crate::problem::ApiError;
 use crate::ratelimit::RateLimiter;
-use actix_web::body::{BoxBody, EitherBody, MessageBody};
+use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::http::StatusCode;
-use actix_web::http::header::{self, HeaderName, HeaderValue};
-use actix_web::middleware::{Compress, Next, from_fn};
-use actix_web::{App, Error, HttpMessage, HttpResponse, web};
-use cairn_search::Code;
-use futures_util::FutureExt;
+use actix_web::middleware::{Compress, from_fn};
+use actix_web::{App, Error, HttpResponse, web};
 use std::net::SocketAddr;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

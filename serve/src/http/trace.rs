@@ -1,7 +1,19 @@
 //! The outermost middleware: every request's trace id, panic containment,
 //! problem+json for every error, metrics and the access log line.
 
-use super::*;
+use super::{AppState, Pages};
+use crate::auth::Caller;
+use crate::problem::{ApiError, PROBLEM_JSON};
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::http::{StatusCode, header};
+use actix_web::middleware::Next;
+use actix_web::{Error, HttpMessage, web};
+use cairn_search::Code;
+use futures_util::FutureExt;
+use std::panic::AssertUnwindSafe;
+use std::time::Instant;
 
 /// Longest request path written to the access log.
 const MAX_LOGGED_CHARS: usize = 512;

@@ -1,7 +1,10 @@
 //! Signing in and out of the web page: the form, the token checked, the
 //! session cookie set and cleared, and who a request is signed in as.
 
-use super::*;
+use super::{html, html_response, ok_page, pages};
+use crate::http::AppState;
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
 
 /// The session id a request's cookie carries.
 pub(super) fn session_cookie(req: &HttpRequest) -> Option<String> {

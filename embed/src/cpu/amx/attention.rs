@@ -3,7 +3,8 @@
 //! by it.
 
 use super::gelu::exp;
-use super::*;
+use super::{BLOCK, BLOCK_STEP, STEP, available, products, round_rows};
+use std::cell::RefCell;
 
 /// One head's attention on tiles, for heads of a multiple of 32 columns:
 /// softmax(`scale` · q·kᵀ) · v into `context`'s columns `c0..c0 + d` (rows

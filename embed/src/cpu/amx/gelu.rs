@@ -1,7 +1,7 @@
 //! GELU over the intermediate rows, fused with their rounding to the
 //! bfloat16 the output product reads, and the AVX-512 `exp` softmax shares.
 
-use super::*;
+use super::available;
 
 /// GELU (the exact, erf form) of `x`'s `rows` rows of `cols`, rounded to
 /// bfloat16 into `a` as [`Packed::rounded_shape`] lays rows out (`width`

@@ -1,7 +1,7 @@
 //! The headings of prose and papers: reST titles, LaTeX sections, BibTeX
 //! entries and a PDF's numbered headings, each with its line.
 
-use super::*;
+use crate::chunk::caps::{MAX_HEADING_CHARS, capped, join_capped, join_path};
 
 pub(in crate::chunk) fn is_rst_underline(l: &str) -> Option<char> {
     let t = l.trim_end();
@@ -204,4 +204,32 @@ pub(in crate::chunk) fn pdf_heading(t: &str) -> Option<(usize, String)> {
         && letters * 10 >= title.chars().count() * 7
         && !title.ends_with(['.', ',', ';', ':']);
     (numbered && heading_like).then(|| (parts.len() - 1, format!("{number} {title}")))
+}
+
+/// Markdown's `#` headings outside code fences, each with its line and
+/// heading path.
+pub(in crate::chunk) fn markdown_headings(lines: &[&str]) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    let mut fence = false;
+    let mut path: Vec<(usize, String)> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        if t.starts_with("```") || t.starts_with("~~~") {
+            fence = !fence;
+            continue;
+        }
+        if fence || !l.starts_with('#') {
+            continue;
+        }
+        let level = l.chars().take_while(|&c| c == '#').count();
+        let rest = &l[level..];
+        if level > 6 || !(rest.is_empty() || rest.starts_with(' ')) {
+            continue;
+        }
+        let title = capped(rest.trim().trim_end_matches('#').trim(), MAX_HEADING_CHARS);
+        path.retain(|(lv, _)| *lv < level);
+        path.push((level, title));
+        out.push((i as u32 + 1, join_path(&path)));
+    }
+    out
 }

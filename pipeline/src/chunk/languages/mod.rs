@@ -2,11 +2,12 @@
 //! definitions, blocks, units), where a window may be cut, and the symbols a
 //! chunk defines.
 
-mod headings;
+pub(super) mod headings;
 mod units;
 
-pub(super) use headings::*;
-pub(super) use units::*;
+use headings::{bibtex_entries, latex_sections, markdown_headings, pdf_headings, rst_headings};
+pub(super) use units::def_name;
+use units::{brace_blocks, fortran_units, python_defs};
 
 use super::Section;
 use super::definitions::{self, Found};
@@ -127,93 +128,6 @@ pub(super) fn from_boundaries(n: u32, mut starts: Vec<(u32, String)>) -> Vec<Sec
 /// The sections of a file's lines in `grammar`.
 pub(super) fn sections_for(grammar: Grammar, lines: &[&str]) -> Vec<Section> {
     from_boundaries(lines.len() as u32, (grammar.sections)(lines))
-}
-
-pub(super) fn markdown_headings(lines: &[&str]) -> Vec<(u32, String)> {
-    let mut out = Vec::new();
-    let mut fence = false;
-    let mut path: Vec<(usize, String)> = Vec::new();
-    for (i, l) in lines.iter().enumerate() {
-        let t = l.trim_start();
-        if t.starts_with("```") || t.starts_with("~~~") {
-            fence = !fence;
-            continue;
-        }
-        if fence || !l.starts_with('#') {
-            continue;
-        }
-        let level = l.chars().take_while(|&c| c == '#').count();
-        let rest = &l[level..];
-        if level > 6 || !(rest.is_empty() || rest.starts_with(' ')) {
-            continue;
-        }
-        let title = capped(rest.trim().trim_end_matches('#').trim(), MAX_HEADING_CHARS);
-        path.retain(|(lv, _)| *lv < level);
-        path.push((level, title));
-        out.push((i as u32 + 1, join_path(&path)));
-    }
-    out
-}
-
-/// Most characters of one heading in a title, a heading path or a scope:
-/// API references' headings spell whole signatures, well over 80 characters,
-/// and keep them.
-pub(super) const MAX_HEADING_CHARS: usize = 200;
-/// Most characters of a name (an identifier) a definition keeps.
-pub(super) const MAX_NAME_CHARS: usize = 200;
-/// Most characters of a joined heading path, scope or chunk title: a file
-/// of thousands of headings under one huge one must not copy it into each.
-/// The first part and the last always fit (2 × 200 and the `…` between).
-pub(super) const MAX_PATH_CHARS: usize = 512;
-
-/// `s` cut to `max` characters, `…` standing for the rest.
-pub(super) fn capped(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        None => s.to_owned(),
-        Some(_) => {
-            let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-            out.push('…');
-            out
-        }
-    }
-}
-
-/// `parts` joined by `sep` within [`MAX_PATH_CHARS`]: where they do not fit,
-/// the first and as many of the innermost as fit, `…` between (`Guide > … >
-/// Install > Linux`). Callers cap each part (a heading at
-/// [`MAX_HEADING_CHARS`], a name at [`MAX_NAME_CHARS`]), so the first and
-/// the last always fit.
-pub(super) fn join_capped(parts: &[&str], sep: &str) -> String {
-    let len = |p: &str| p.chars().count();
-    let sep_len = sep.chars().count();
-    let whole: usize =
-        parts.iter().map(|p| len(p)).sum::<usize>() + sep_len * parts.len().saturating_sub(1);
-    let Some((first, rest)) = parts.split_first() else {
-        return String::new();
-    };
-    if whole <= MAX_PATH_CHARS {
-        return parts.join(sep);
-    }
-    let mut used = len(first) + 2 * sep_len + 1;
-    let mut inner: Vec<&str> = Vec::new();
-    for p in rest.iter().rev() {
-        if used + len(p) + sep_len > MAX_PATH_CHARS && !inner.is_empty() {
-            break;
-        }
-        used += len(p) + sep_len;
-        inner.push(p);
-    }
-    inner.push("…");
-    inner.push(first);
-    inner.reverse();
-    capped(&inner.join(sep), MAX_PATH_CHARS)
-}
-
-pub(super) fn join_path(path: &[(usize, String)]) -> String {
-    join_capped(
-        &path.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
-        " > ",
-    )
 }
 
 /// `soft[l]`: line `l` (1-based) is a good place to end a window (the next line starts something).

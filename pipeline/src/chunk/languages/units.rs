@@ -1,7 +1,7 @@
 //! The units of code a chunk may start at: Python definitions, brace
 //! blocks (C, C++, CUDA, Rust, JavaScript …) and Fortran program units.
 
-use super::*;
+use crate::chunk::caps::MAX_NAME_CHARS;
 
 /// `def name` / `class name` of a trimmed line.
 pub(in crate::chunk) fn def_name(t: &str) -> Option<String> {

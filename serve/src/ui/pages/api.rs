@@ -1,6 +1,7 @@
 //! The API reference, from the OpenAPI document: each path with a curl line.
 
-use super::*;
+use super::super::html::{attr, esc, query_value};
+use super::wire_name;
 use std::fmt::Write;
 use utoipa::openapi::OpenApi;
 use utoipa::openapi::path::{Operation, Parameter};

@@ -1,6 +1,7 @@
 //! The doc_id tree, folder by folder.
 
-use super::*;
+use super::super::html::{attr, esc, path};
+use super::crumbs;
 use cairn_search::TreeResponse;
 use std::fmt::Write;
 

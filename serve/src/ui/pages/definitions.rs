@@ -1,7 +1,8 @@
 //! Where a name is defined, and where it is used.
 
+use super::super::html::{attr, esc, path};
 use super::search::lines;
-use super::*;
+use super::{SearchForm, github_links};
 use cairn_search::{DefinitionsResponse, GrepResponse};
 use std::fmt::Write;
 

@@ -1,7 +1,8 @@
 //! The error-explaining page: the form, and the raise sites, frames and
 //! passages that explain the pasted error.
 
-use super::*;
+use super::super::html::{attr, esc, marked};
+use super::{github_links, passage_link, section, select, title_span, toolkits, wire_name};
 use crate::ops::explain::ExplainArgs;
 use cairn_search::VersionResponse;
 use cairn_search::explain::{Cited, ExplainResponse};

@@ -18,9 +18,8 @@ pub use explain::{ExplainForm, explain};
 pub use passage::passage;
 pub use search::{Found, SearchForm, results, search};
 
-use super::highlight;
-use super::html::{attr, esc, marked, path, query_value};
-use cairn_search::{Hit, TextFormat, VersionResponse};
+use super::html::{attr, esc, path};
+use cairn_search::{Hit, VersionResponse};
 use std::fmt::Write;
 
 /// A value's name on the wire (an enum's serde name), for showing it.

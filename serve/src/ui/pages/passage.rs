@@ -1,7 +1,10 @@
 //! A passage's page: its lines coloured, the focus marked, what it defines,
 //! and both links.
 
-use super::*;
+use super::super::highlight;
+use super::super::html::{attr, esc, path};
+use super::{commit_of, crumbs};
+use cairn_search::TextFormat;
 use cairn_search::{HistoryResponse, RefStatus, RetrieveResponse};
 use std::fmt::Write;
 

@@ -1,10 +1,12 @@
 //! The search page: the form, what the index holds, and the answer (passages
 //! or, for exact text, the matching lines).
 
-use super::*;
+use super::super::html::{attr, esc, marked, path, query_value};
+use super::{chosen, github_links, page_tag, select, title_span, toolkits};
 use crate::ops::grep::GrepArgs;
 use crate::ops::search::SearchArgs;
-use cairn_search::{Filters, GrepResponse, SearchResponse, VersionResponse};
+use cairn_search::VersionResponse;
+use cairn_search::{Filters, GrepResponse, SearchResponse};
 use std::fmt::Write;
 
 /// What a search page was asked: the query and its filters, from the URL.

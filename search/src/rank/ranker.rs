@@ -5,7 +5,11 @@
 //! candidate times its priors, best first). What a hit is made of after that
 //! (its span, focus and snippet) is the search call's (`crate::passages`).
 
-use super::*;
+use super::{
+    Bm25Tables, Fused, FusionShares, Prior, Priors, RankedList, ScopeCache, ScopedStats, Source,
+    VectorSearch, bm25, brevity, chunk_cosines, form_prior, identifier_lists, mentioned_toolkits,
+    question_form, subchunk_cosines, top, uses_ann, vector_lists,
+};
 use crate::SearchError;
 use crate::filters::{Filters, Mode};
 use crate::runtime_weights::RuntimeWeights;
