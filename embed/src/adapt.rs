@@ -19,8 +19,9 @@
 //! Depends on candle and the tokenizer only; the pairs come from the caller
 //! (the pipeline mines them from a published index).
 
+use crate::error::EmbedError;
+use crate::model_files::ModelFiles;
 use crate::model_files::{bad_model, read, weights_sha256};
-use crate::{EmbedError, ModelFiles};
 use candle_core::{D, DType, Device, Tensor, Var};
 use candle_nn::Optimizer;
 use candle_transformers::models::bert::{Config, HiddenAct};

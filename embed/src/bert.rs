@@ -1,8 +1,10 @@
 //! A BERT-family sentence model on candle: mean pooling, L2 normalisation.
 
 use crate::cpu::{CpuBert, Precision};
+use crate::error::EmbedError;
+use crate::model_files::ModelFiles;
 use crate::model_files::{bad_model, read, weights_sha256};
-use crate::{EmbedError, Embedder, ModelFiles, ModelId, SpanText, SpanVectors};
+use crate::{Embedder, ModelId, SpanText, SpanVectors};
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};

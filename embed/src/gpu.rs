@@ -4,7 +4,7 @@
 //! is, for `cairn doctor` and the benchmarks. Only `bert` and the binary's
 //! doctor call it.
 
-use crate::EmbedError;
+use crate::error::EmbedError;
 use candle_core::Device;
 use serde::Serialize;
 

@@ -1,6 +1,6 @@
 //! Finding a model's files: a folder, or the Hugging Face hub cache.
 
-use crate::EmbedError;
+use crate::error::EmbedError;
 use std::path::{Path, PathBuf};
 
 /// The default sentence model.

@@ -4,14 +4,16 @@
 //! the only writer of a version's contents; the builder crate hands it data
 //! and never touches the files or tantivy itself.
 
+use crate::definitions::DefinitionRecord;
+use crate::ids::LineSpan;
+use crate::layout::IndexRoot;
 use crate::layout::{LayoutError, VersionDir, VersionWriter, files};
+use crate::manifest::Manifest;
+use crate::records::{ChunkRecord, DocRecord, SubchunkRecord};
 use crate::rows::{Row, order};
 use crate::schema::ChunkSchema;
 use crate::vectors::encode_into;
-use crate::{
-    ChunkRecord, DefinitionRecord, DocRecord, IndexRoot, LineSpan, Manifest, PathWeights,
-    SubchunkRecord,
-};
+use crate::weights::PathWeights;
 use tantivy::{Index, IndexWriter, TantivyDocument};
 
 /// tantivy's indexing memory: one thread, so documents keep their order.

@@ -3,7 +3,7 @@
 //! enclosing scope and line span, as the pipeline's chunking grammar finds
 //! them. The library answers `definitions` from it.
 
-use crate::LineSpan;
+use crate::ids::LineSpan;
 use serde::{Deserialize, Serialize};
 
 /// What a definition is.

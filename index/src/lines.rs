@@ -1,6 +1,6 @@
 //! Byte offsets of line starts, and the one convention for lines and bytes.
 
-use crate::LineSpan;
+use crate::ids::LineSpan;
 use std::ops::Range;
 
 /// The byte offset where each line of a file starts.

@@ -1,6 +1,6 @@
 //! `manifest.json`: what a version holds, where it came from, and its checksums.
 
-use crate::IndexVersion;
+use crate::ids::IndexVersion;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -6,7 +6,8 @@
 //! through them, so both agree on which raw line every source line is: a
 //! citation stays a span of the raw file while readers get the cells.
 
-use crate::{LineIndex, LineSpan};
+use crate::ids::LineSpan;
+use crate::lines::LineIndex;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 

@@ -1,6 +1,7 @@
 //! What the index records about each document and chunk.
 
-use crate::{DocId, Language, LineSpan};
+use crate::ids::{DocId, LineSpan};
+use crate::language::Language;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 

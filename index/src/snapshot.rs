@@ -2,16 +2,18 @@
 //! checked once at open.
 
 use crate::ann::AnnIndex;
+use crate::definitions::DefinitionRecord;
+use crate::ids::{DocId, IndexVersion, LineSpan};
+use crate::layout::IndexRoot;
 use crate::layout::{LayoutError, files};
+use crate::lines::LineIndex;
+use crate::manifest::Manifest;
 use crate::manifest::{HISTORY_SINCE, TRIGRAMS_SINCE};
+use crate::records::{ChunkRecord, DocRecord, SubchunkRecord};
 use crate::schema::ChunkSchema;
 use crate::trigrams::Trigrams;
 use crate::vectors::Vectors;
 use crate::weights::PathWeights;
-use crate::{
-    ChunkRecord, DefinitionRecord, DocId, DocRecord, IndexRoot, IndexVersion, LineIndex, LineSpan,
-    Manifest, SubchunkRecord,
-};
 use memmap2::Mmap;
 use std::collections::HashMap;
 use std::path::Path;

@@ -12,7 +12,7 @@
 //! sorted, `(u32 key, u32 offset, u32 documents)`; then the postings, each a
 //! run of LEB128 deltas of ascending document numbers.
 
-use crate::DocRecord;
+use crate::records::DocRecord;
 use std::collections::HashMap;
 
 const MAGIC: &[u8; 4] = b"CTRG";

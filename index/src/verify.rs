@@ -1,10 +1,10 @@
 //! `cairn verify`: recheck a published version against its own manifest.
 
+use crate::ids::IndexVersion;
+use crate::layout::IndexRoot;
 use crate::layout::{LayoutError, VersionDir, checksum_tree, files};
-use crate::{
-    ChunkRecord, DocRecord, IndexRoot, IndexVersion, SubchunkRecord, lines::LineCounter,
-    sha256_reader,
-};
+use crate::records::{ChunkRecord, DocRecord, SubchunkRecord};
+use crate::{lines::LineCounter, sha256_reader};
 use serde::Serialize;
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};

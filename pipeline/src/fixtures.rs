@@ -4,7 +4,7 @@
 //! Compiled only for tests and the `test-fixtures` feature.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use crate::BuildOptions;
+use crate::build::BuildOptions;
 use cairn_embed::DevicePref;
 use git2::{IndexAddOption, Oid, Repository, RepositoryInitOptions, Signature};
 use std::path::{Path, PathBuf};

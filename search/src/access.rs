@@ -3,7 +3,7 @@
 //! groups reach. Every call that reads documents goes through these, so a
 //! document hidden from a caller answers exactly like a missing one.
 
-use crate::Filters;
+use crate::filters::Filters;
 use cairn_index::{DocRecord, Snapshot};
 
 /// Someone calling the library: a token holder, a JWT subject, the local user.
@@ -87,7 +87,7 @@ pub fn check_filters(
     snap: &Snapshot,
     filters: &Filters,
     groups: Option<&[String]>,
-) -> Result<(), crate::SearchError> {
+) -> Result<(), crate::error::SearchError> {
     filters.validate()?;
     let repos: Vec<&cairn_index::manifest::RepoRecord> = snap
         .manifest
@@ -131,7 +131,7 @@ pub fn check_filters(
                 listed.push_str(", …");
             }
             let value: String = v.chars().take(100).collect();
-            return Err(crate::invalid(
+            return Err(crate::error::invalid(
                 field,
                 match known.is_empty() {
                     true => format!("{value:?} names nothing in this index"),
@@ -147,7 +147,7 @@ pub fn check_filters(
             .any(|d| visible(d, groups) && d.doc_id.as_str().starts_with(p.as_str()))
     }) {
         let value: String = p.chars().take(200).collect();
-        return Err(crate::invalid(
+        return Err(crate::error::invalid(
             Filters::PATH_PREFIX,
             format!(
                 "{value:?} starts no doc_id in this index (a prefix is `category/repo/folder/`)"

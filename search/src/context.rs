@@ -7,7 +7,11 @@
 //! cut at line boundaries when it runs out, and a hit whose evidence is under
 //! the threshold never enters.
 
-use crate::{Engine, Filters, Mode, SearchError, SearchRequest, SpanRequest, TextFormat, invalid};
+use crate::engine::{Engine, TextFormat};
+use crate::error::{SearchError, invalid};
+use crate::filters::{Filters, Mode};
+use crate::passages::SearchRequest;
+use crate::retrieve::SpanRequest;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 

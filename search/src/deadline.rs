@@ -4,7 +4,7 @@
 //! work stops instead of holding a CPU thread. Used by every request type
 //! that may run long; depends on nothing else here.
 
-use crate::SearchError;
+use crate::error::SearchError;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

@@ -3,7 +3,8 @@
 //! version records. Exact names first, then any case, then a dotted name
 //! (`EnsembleSampler.run_mcmc`) by its last part within its scope.
 
-use crate::{Filters, SearchError, invalid};
+use crate::error::{SearchError, invalid};
+use crate::filters::Filters;
 use serde::Serialize;
 use utoipa::ToSchema;
 

@@ -150,10 +150,10 @@ impl Filters {
     }
 
     /// Each list within [`MAX_FILTER_VALUES`], each doctype one the index knows.
-    pub fn validate(&self) -> Result<(), crate::SearchError> {
+    pub fn validate(&self) -> Result<(), crate::error::SearchError> {
         for (field, list) in self.lists() {
             if list.len() > MAX_FILTER_VALUES {
-                return Err(crate::invalid(
+                return Err(crate::error::invalid(
                     field,
                     format!("may hold at most {MAX_FILTER_VALUES} values"),
                 ));
@@ -161,7 +161,7 @@ impl Filters {
         }
         for d in &self.doctype {
             if Doctype::parse(d).is_none() {
-                return Err(crate::invalid(
+                return Err(crate::error::invalid(
                     Self::DOCTYPE,
                     format!("{d:?} is not one of {}", doctype_names().join(", ")),
                 ));

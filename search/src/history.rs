@@ -5,7 +5,8 @@
 //! retrieve: a document the caller may not read is not found.
 
 use crate::engine::Engine;
-use crate::{SearchError, SpanRequest, invalid};
+use crate::error::{SearchError, invalid};
+use crate::retrieve::SpanRequest;
 use cairn_index::LineSpan;
 use cairn_index::history::CommitInfo;
 use serde::Serialize;

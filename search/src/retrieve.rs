@@ -4,7 +4,7 @@
 //! span and byte limits.
 
 use crate::engine::{Engine, MAX_SPAN_LINES, MAX_TEXT_BYTES, PageCitation, TextFormat};
-use crate::{SearchError, invalid};
+use crate::error::{SearchError, invalid};
 use cairn_index::{IndexVersion, LineSpan};
 use serde::{Deserialize, Serialize};
 use std::fmt;

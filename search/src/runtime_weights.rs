@@ -6,7 +6,7 @@
 //! so one loud user cannot skew ranking forever. The file is rewritten
 //! atomically on every change and survives restarts.
 
-use crate::{SearchError, invalid};
+use crate::error::{SearchError, invalid};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

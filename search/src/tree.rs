@@ -1,8 +1,9 @@
 //! The `tree` call (the doc_id tree, folders with their file counts) and
 //! pages of documents, each as the caller may see it.
 
+use crate::access;
 use crate::engine::Engine;
-use crate::{SearchError, access, invalid};
+use crate::error::{SearchError, invalid};
 use cairn_index::DocRecord;
 use serde::Serialize;
 use std::collections::BTreeMap;

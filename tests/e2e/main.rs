@@ -41,4 +41,5 @@ mod ship;
 mod skill;
 mod slack;
 mod ui;
+mod walls;
 mod watch;

@@ -6,6 +6,10 @@
 
 use candle_transformers::models::bert::HiddenAct;
 
+/// Output columns a few-rows kernel step keeps in registers (the panels
+/// `linear` packs its weights into).
+pub(super) const PANEL: usize = 16;
+
 macro_rules! dispatch {
     ($plain:ident, $fast:ident, ($($arg:ident: $ty:ty),*)) => {
         #[cfg(target_arch = "x86_64")]

@@ -2,8 +2,16 @@
 //! product reads them (gemm's f32, the few-rows panels, bfloat16, AMX
 //! tiles), bias first; and the layer norms' parameters.
 
-use super::{Precision, amx, bf16, flat, kernels};
+use super::kernels::{self, PANEL};
+use super::{Precision, amx, bf16};
 use candle_nn::VarBuilder;
+
+/// A tensor's values as f32, in row-major order.
+pub(super) fn flat(t: candle_core::Tensor) -> candle_core::Result<Vec<f32>> {
+    t.to_dtype(candle_core::DType::F32)?
+        .flatten_all()?
+        .to_vec1()
+}
 
 /// A dense layer, its weight transposed to `in × out` row-major.
 pub(super) struct Linear {
@@ -19,9 +27,6 @@ pub(super) struct Linear {
     pub(super) inp: usize,
     pub(super) out: usize,
 }
-
-/// Output columns a few-rows kernel step keeps in registers.
-pub(super) const PANEL: usize = 16;
 
 pub(super) struct LayerNorm {
     pub(super) gamma: Vec<f32>,

@@ -22,8 +22,7 @@
 //! the AMX tile instructions only after Linux granted the tile state.
 #![allow(unsafe_code)]
 
-use crate::EmbedError;
-use candle_core::Tensor;
+use crate::error::EmbedError;
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{Config, HiddenAct};
 use std::cell::RefCell;
@@ -34,7 +33,8 @@ mod linear;
 mod precision;
 pub mod profile;
 
-use linear::{LayerNorm, Linear, PANEL, SKINNY_ROWS, matmul};
+use kernels::PANEL;
+use linear::{LayerNorm, Linear, SKINNY_ROWS, flat, matmul};
 pub use precision::Precision;
 
 use profile::{Stage, time};
@@ -87,12 +87,6 @@ fn grow(buf: &mut Vec<f32>, n: usize) -> &mut [f32] {
         buf.resize(n, 0.0);
     }
     &mut buf[..n]
-}
-
-fn flat(t: Tensor) -> candle_core::Result<Vec<f32>> {
-    t.to_dtype(candle_core::DType::F32)?
-        .flatten_all()?
-        .to_vec1()
 }
 
 impl CpuBert {

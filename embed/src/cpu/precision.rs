@@ -20,19 +20,19 @@ impl Precision {
     /// `CAIRN_CPU_PRECISION` asks for `f32` (vectors that match candle's to
     /// 0.999999 rather than 0.99996), `bf16` (AVX-512 BF16, not AMX) or
     /// `amx`; any other value, or one this CPU cannot run, is refused.
-    pub fn best() -> Result<Self, crate::EmbedError> {
+    pub fn best() -> Result<Self, crate::error::EmbedError> {
         Self::chosen().map(|(p, _)| p)
     }
 
     /// [`Precision::best`], and why it is the one (what `cairn doctor` says).
-    pub fn chosen() -> Result<(Self, &'static str), crate::EmbedError> {
+    pub fn chosen() -> Result<(Self, &'static str), crate::error::EmbedError> {
         let asked = std::env::var("CAIRN_CPU_PRECISION").unwrap_or_default();
         Self::chosen_for(asked.trim())
     }
 
     /// What `CAIRN_CPU_PRECISION=asked` chooses ("" when it is not set).
-    fn chosen_for(asked: &str) -> Result<(Self, &'static str), crate::EmbedError> {
-        let refused = |why: String| Err(crate::EmbedError::Precision(why));
+    fn chosen_for(asked: &str) -> Result<(Self, &'static str), crate::error::EmbedError> {
+        let refused = |why: String| Err(crate::error::EmbedError::Precision(why));
         let wanted = match asked {
             "" => None,
             "f32" => Some(Self::F32),

@@ -45,11 +45,6 @@ use std::path::Path;
 const MAGIC: &[u8; 8] = b"CAIRNIVF";
 const FORMAT: u32 = 1;
 const HEADER: usize = 8 + 4 * 4;
-/// Rows sampled per list to train the centroids: enough for stable means,
-/// and training costs this many rows' assignments per round, not all rows'.
-const SAMPLE_PER_LIST: usize = 64;
-/// Rounds of k-means (Lloyd): the centroids move little after these.
-const ROUNDS: usize = 10;
 /// Lists each search scans at least (more when the filter leaves fewer
 /// than the candidates asked for). Of the √rows lists at 100× the corpus,
 /// 64 gave recall@10 0.9945 against the exact scan (0.9955 for a caller

@@ -2,9 +2,14 @@
 //! each row's nearest centroid, and rows quantised to int8 with the dot
 //! product that reads them.
 
-use super::{ROUNDS, SAMPLE_PER_LIST};
 use crate::vectors::dot;
 use rayon::prelude::*;
+
+/// Rows sampled per list to train the centroids: enough for stable means,
+/// and training costs this many rows' assignments per round, not all rows'.
+const SAMPLE_PER_LIST: usize = 64;
+/// Rounds of k-means (Lloyd): the centroids move little after these.
+const ROUNDS: usize = 10;
 
 /// How many lists `rows` rows get: √rows, so a list holds about as many
 /// rows as there are centroids to score.

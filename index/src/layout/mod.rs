@@ -10,6 +10,7 @@
 //! ([`IndexRoot::set_current`]). A process killed at any point leaves the
 //! previous `CURRENT` naming a complete version.
 
+mod fsync;
 mod root;
 mod writer;
 

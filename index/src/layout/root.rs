@@ -1,9 +1,9 @@
 //! An index root: its versions, CURRENT, publishing and pruning, and the
 //! scratch folders a killed build left.
 
-use super::writer::{sync_dir, sync_tree, write_synced};
+use super::fsync::{sync_dir, sync_tree, write_synced};
 use super::{LayoutError, VersionDir, io_err, owner_alive};
-use crate::IndexVersion;
+use crate::ids::IndexVersion;
 use std::path::{Path, PathBuf};
 use std::{fs, io};
 

@@ -1,12 +1,12 @@
 //! Writing a version's folder: scratch space that becomes a sealed,
 //! checksummed version or is removed, and the synced writes it takes.
 
+use super::fsync::write_synced;
 use super::{IndexRoot, LayoutError, VersionDir, files, io_err};
 use crate::manifest::{FileRecord, Manifest};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::Write;
 use std::path::Path;
 use std::{fs, io};
 
@@ -110,30 +110,4 @@ pub(super) fn relative(base: &Path, path: &Path) -> String {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join("/")
-}
-
-pub(super) fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), LayoutError> {
-    let mut f = File::create(path).map_err(io_err(path))?;
-    f.write_all(bytes).map_err(io_err(path))?;
-    f.sync_all().map_err(io_err(path))
-}
-
-pub(super) fn sync_dir(path: &Path) -> Result<(), LayoutError> {
-    File::open(path)
-        .and_then(|d| d.sync_all())
-        .map_err(io_err(path))
-}
-
-pub(super) fn sync_tree(dir: &Path) -> Result<(), LayoutError> {
-    for entry in fs::read_dir(dir).map_err(io_err(dir))? {
-        let path = entry.map_err(io_err(dir))?.path();
-        if path.is_dir() {
-            sync_tree(&path)?;
-        } else {
-            File::open(&path)
-                .and_then(|f| f.sync_all())
-                .map_err(io_err(&path))?;
-        }
-    }
-    sync_dir(dir)
 }

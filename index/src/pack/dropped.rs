@@ -7,7 +7,8 @@ use super::{
     PACK_PREFIX, PACK_SUFFIX, PackError, Rollback, Unpacked, checksum_path, io_err, is_pack_name,
     pack_name, unpack, version_from_name,
 };
-use crate::{IndexRoot, IndexVersion};
+use crate::ids::IndexVersion;
+use crate::layout::IndexRoot;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,8 @@
 use super::{
     PackError, checksum_path, io_err, is_pack_name, pack, pack_name, remove_dead_partials,
 };
-use crate::{IndexRoot, IndexVersion};
+use crate::ids::IndexVersion;
+use crate::layout::IndexRoot;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};

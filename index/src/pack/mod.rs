@@ -13,11 +13,12 @@ mod unpack;
 
 pub use dropped::{Dropped, PACKS_DIR, adopt_dropped_packs, drop_pack};
 pub use latest::{LATEST_FILE, Latest, publish_latest};
-use unpack::MANIFEST;
 pub use unpack::{MAX_MANIFEST_BYTES, MAX_UNPACKED_BYTES, Rollback, Unpacked, unpack};
 
+use crate::ids::IndexVersion;
+use crate::layout::IndexRoot;
 use crate::layout::LayoutError;
-use crate::{IndexRoot, IndexVersion, verify_version};
+use crate::verify::verify_version;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -225,7 +226,7 @@ pub fn pack(root: &IndexRoot, version: &IndexVersion, out: &Path) -> Result<Pack
         // The manifest first: an adopter reads it before anything else and
         // bounds every later entry by it (see `unpack`).
         let mut rels = files_under(dir.path())?;
-        rels.sort_by_key(|r| r != MANIFEST);
+        rels.sort_by_key(|r| r != crate::layout::files::MANIFEST);
         for rel in rels {
             let path = dir.path().join(&rel);
             let mut f = File::open(&path).map_err(io_err(&path))?;

@@ -3,8 +3,10 @@
 //! `versions/` and made CURRENT.
 
 use super::{PackError, checksum_path, hash_file, io_err, version_from_name};
+use crate::ids::IndexVersion;
+use crate::layout::IndexRoot;
 use crate::layout::VersionDir;
-use crate::{IndexRoot, IndexVersion, verify_version};
+use crate::verify::verify_version;
 use std::cell::Cell;
 use std::fs::File;
 use std::path::{Component, Path};

@@ -2,7 +2,8 @@
 //! LaTeX chunk names), then the documents and their bytes assembled in the
 //! order every later step lists them.
 
-use super::{BuildError, CHUNKER_VERSION, HEADER_TOKENS, Plan};
+use super::error::BuildError;
+use super::plan::{CHUNKER_VERSION, HEADER_TOKENS, Plan};
 use crate::chunk::{ChunkDraft, ChunkLimits, Chunked, Definition, chunk_document};
 use crate::config::{BuildSettings, PathWeights};
 use crate::documents::SourceDoc;

@@ -4,7 +4,8 @@
 //! pooled from its chunk's forward pass ("late chunking").
 
 use super::chunking::{Assembled, embed_text};
-use super::{BuildError, EMBED_CALL};
+use super::error::BuildError;
+use super::plan::EMBED_CALL;
 use crate::chunk::ChunkDraft;
 use crate::embed_cache::{EmbedCache, TextKey, text_key};
 use crate::part::PartStats;

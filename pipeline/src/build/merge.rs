@@ -4,9 +4,10 @@
 
 use super::chunking::Assembled;
 use super::embed::Embedded;
+use super::error::BuildError;
+use super::plan::{BuildOptions, BuildSummary, CHUNKER_VERSION, Plan, plan};
 use super::publish::Target;
 use super::sources::RepoDocs;
-use super::{BuildError, BuildOptions, BuildSummary, CHUNKER_VERSION, Plan, plan};
 use crate::chunk::{ChunkDraft, Chunked};
 use crate::part;
 use crate::part::{PartError, PartManifest, PartStats};

@@ -5,7 +5,8 @@
 
 use super::chunking::Assembled;
 use super::embed::Embedded;
-use super::{BuildError, BuildOptions, BuildSummary, Plan};
+use super::error::BuildError;
+use super::plan::{BuildOptions, BuildSummary, Plan, peak_rss_bytes};
 use crate::report::Reporter;
 use cairn_embed::Embedder;
 use cairn_index::freshness::StageSeconds;
@@ -113,7 +114,7 @@ impl Target<'_> {
             chunks_per_second: 0.0,
             tokens_per_second: 0.0,
             wall_seconds: started.elapsed().as_secs_f64(),
-            peak_rss_bytes: super::peak_rss_bytes(),
+            peak_rss_bytes: peak_rss_bytes(),
             index_bytes: dir_size(root.version_dir(version).path()),
             stages: StageSeconds::default(),
         }))
@@ -196,7 +197,7 @@ impl Target<'_> {
             chunks_per_second: per(s.embedded as f64),
             tokens_per_second: per(s.embedded_tokens as f64),
             wall_seconds: started.elapsed().as_secs_f64(),
-            peak_rss_bytes: super::peak_rss_bytes(),
+            peak_rss_bytes: peak_rss_bytes(),
             index_bytes: dir_size(sealed.path()),
             stages: StageSeconds::default(),
         })

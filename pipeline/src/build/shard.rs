@@ -3,9 +3,10 @@
 
 use super::chunking::{Assembled, chunk_repos};
 use super::embed::embed_all;
+use super::error::BuildError;
+use super::plan::{BuildOptions, CHUNKER_VERSION, load_model, plan};
 use super::publish::model_info;
 use super::sources::sync_all;
-use super::{BuildError, BuildOptions, CHUNKER_VERSION, load_model, plan};
 use crate::config::RepoConfig;
 use crate::part;
 use crate::part::{PartDoc, PartManifest, PartRepo, PartSkip, PartStats, Shard};

@@ -2,7 +2,8 @@
 //! and its files read, and every article's PDF fetched, into the documents
 //! the next stage chunks.
 
-use super::{BuildError, BuildOptions};
+use super::error::BuildError;
+use super::plan::BuildOptions;
 use crate::config::{BuildSettings, RepoConfig};
 use crate::documents::{Skipped, SourceDoc, read_commit};
 use crate::report::Reporter;

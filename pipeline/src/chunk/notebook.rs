@@ -3,7 +3,7 @@
 //! outputs and metadata). The cells come from [`cairn_index::notebook`], the
 //! same reading the engine renders passages with.
 
-use super::Section;
+use super::drafts::Section;
 use cairn_index::LineIndex;
 use cairn_index::notebook::{CellKind, Notebook};
 

@@ -3,8 +3,8 @@
 //! boundaries, each window a draft.
 
 use super::caps::{MAX_PATH_CHARS, capped};
+use super::drafts::{ChunkDraft, ChunkLimits, Section, SubchunkDraft};
 use super::languages::{Grammar, def_name, symbols};
-use super::{ChunkDraft, ChunkLimits, Section, SubchunkDraft};
 use cairn_index::LineSpan;
 
 pub(super) struct Ctx<'a> {

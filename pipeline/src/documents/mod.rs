@@ -7,7 +7,8 @@ use crate::pdf::PdfLimits;
 use cairn_index::manifest::SkipReason;
 use cairn_index::{Doctype, Language, PdfSource};
 use git2::{Oid, Repository};
-use walk::{Entry, walk};
+pub use walk::Skipped;
+use walk::{Entry, floor_char_boundary, walk};
 
 mod walk;
 
@@ -26,17 +27,6 @@ pub struct SourceDoc {
     pub language: Language,
     /// The PDF `text` was extracted from, when it was.
     pub pdf: Option<PdfSource>,
-}
-
-/// A file that was not indexed.
-#[derive(Clone, Debug)]
-pub struct Skipped {
-    /// Path inside the repository.
-    pub path: String,
-    /// Size in bytes.
-    pub size: u64,
-    /// Why.
-    pub reason: SkipReason,
 }
 
 /// Every file of `commit`'s tree, sorted by path: the indexed ones and the
@@ -352,16 +342,6 @@ fn looks_numeric(field: &str) -> bool {
             && field
                 .bytes()
                 .all(|b| b.is_ascii_digit() || b"-:./+eET".contains(&b)))
-}
-
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    if i >= s.len() {
-        return s.len();
-    }
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 /// Code in languages cairn has no `Language` for (indexed as plain text):

@@ -2,13 +2,23 @@
 //! buffer, one open tree per level), so no tree's shape can overflow the
 //! stack or cost memory with the square of its depth; what cannot be a
 //! document (a name that is not UTF-8, a path no doc id can hold, a folder
-//! too deep) is recorded as skipped with its reason. Used by `documents`.
+//! too deep) is recorded as [`Skipped`] with its reason. Used by `documents`.
 
-use super::{Skipped, floor_char_boundary};
 use crate::config::RepoConfig;
 use cairn_index::DocId;
 use cairn_index::manifest::SkipReason;
 use git2::{ObjectType, Oid, Repository};
+
+/// A file that was not indexed.
+#[derive(Clone, Debug)]
+pub struct Skipped {
+    /// Path inside the repository.
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Why.
+    pub reason: SkipReason,
+}
 
 /// A file of the commit's tree, before it is read.
 pub(super) struct Entry {
@@ -124,4 +134,15 @@ fn cut_path(path: &str) -> String {
         true => path.to_owned(),
         false => format!("{}…", &path[..floor_char_boundary(path, MAX)]),
     }
+}
+
+/// The largest char boundary of `s` at or below `i`.
+pub(super) fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }

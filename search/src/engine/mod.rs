@@ -10,12 +10,12 @@ mod text;
 pub use text::{MAX_SPAN_LINES, MAX_TEXT_BYTES, TextFormat};
 
 use crate::access::{self, Caller};
+use crate::error::{SearchError, invalid};
 use crate::links::{blob_link, blob_page_link, page_link};
 use crate::query_vectors::CacheStats;
 use crate::query_vectors::{self, QueryVectors};
 use crate::rank;
 use crate::runtime_weights::{RuntimeWeight, RuntimeWeights};
-use crate::{SearchError, invalid};
 use cairn_embed::{BertEmbedder, DevicePref, Embedder, ModelSpec};
 use cairn_index::{DocId, IndexRoot, IndexVersion, LineSpan, Snapshot};
 use serde::Serialize;

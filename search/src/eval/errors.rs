@@ -2,7 +2,8 @@
 //! raise site and passages that explain it, and how `explain` does on them.
 
 use super::{Relevant, read_golden, relevant_hit};
-use crate::{Engine, SearchError};
+use crate::engine::Engine;
+use crate::error::SearchError;
 use cairn_index::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::path::Path;

@@ -2,7 +2,9 @@
 //! golden answers: what `scripts/fit-ranker.py` learns from.
 
 use super::{GoldenQuery, rank_in, relevant_hit};
-use crate::{Engine, Mode, SearchError};
+use crate::engine::Engine;
+use crate::error::SearchError;
+use crate::filters::Mode;
 use cairn_index::LineSpan;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -13,8 +13,11 @@ pub use errors::{
 };
 pub use features::{CandidateFeatures, candidate_features};
 
+use crate::engine::Engine;
+use crate::error::SearchError;
+use crate::filters::{Filters, Mode};
+use crate::passages::SearchRequest;
 use crate::rank::RankedList;
-use crate::{Engine, Filters, Mode, SearchError, SearchRequest};
 use cairn_index::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -72,7 +75,7 @@ pub fn load_rewrites(path: &Path, queries: &mut [GoldenQuery]) -> Result<usize, 
         }
     }
     match map.keys().next() {
-        Some(id) => Err(crate::invalid(
+        Some(id) => Err(crate::error::invalid(
             "rewrites",
             format!("{}: no question {id:?}", path.display()),
         )),
@@ -98,9 +101,9 @@ pub fn load(path: &Path) -> Result<Vec<GoldenQuery>, SearchError> {
 /// A golden file's YAML as `T`, its errors naming the file.
 fn read_golden<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, SearchError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| crate::invalid("golden", format!("{}: {e}", path.display())))?;
+        .map_err(|e| crate::error::invalid("golden", format!("{}: {e}", path.display())))?;
     serde_saphyr::from_str(&text)
-        .map_err(|e| crate::invalid("golden", format!("{}: {e}", path.display())))
+        .map_err(|e| crate::error::invalid("golden", format!("{}: {e}", path.display())))
 }
 
 /// Metrics over a set of queries.

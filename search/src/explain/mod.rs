@@ -11,7 +11,7 @@ mod run;
 pub use crate::raises::{Match, Piece, Syntax, Template};
 pub use parse::{Frame, ParsedError, Shape, parse};
 
-use crate::Hit;
+use crate::passages::Hit;
 use serde::Serialize;
 use utoipa::ToSchema;
 

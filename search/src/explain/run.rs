@@ -8,9 +8,13 @@ use super::{
     MAX_EXPLAIN_LIMIT, MAX_FRAMES, MAX_MESSAGE_CHARS, MAX_SITES, MAX_TEXT_BYTES, MIN_LITERAL,
     MappedFrame, ParsedError, RaiseSite,
 };
+use crate::access;
+use crate::engine::Engine;
+use crate::error::{SearchError, invalid};
+use crate::filters::{Filters, Mode};
+use crate::passages::SearchRequest;
 use crate::raises::{Match, Template};
 use crate::raises::{Message, Site};
-use crate::{Engine, Filters, Mode, SearchError, SearchRequest, access, invalid};
 use cairn_index::LineSpan;
 
 /// Where a mapped frame landed, as the engine knows it (document index, line).

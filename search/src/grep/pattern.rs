@@ -2,8 +2,8 @@
 //! crate: linear time, no backreferences) and the trigram query
 //! ([`cairn_index::trigrams`]) that selects the documents worth reading.
 
-use super::{GrepRequest, MAX_PATTERN_BYTES};
-use crate::{SearchError, invalid};
+use super::request::{GrepRequest, MAX_PATTERN_BYTES};
+use crate::error::{SearchError, invalid};
 use cairn_index::trigrams::Query;
 use regex_syntax::hir::{Class, Hir, HirKind};
 

@@ -7,7 +7,7 @@
 //! and unambiguous because the version has a fixed length and the span is
 //! the last `#L` (a path may itself hold `#`).
 
-use crate::Hit;
+use crate::passages::Hit;
 use cairn_index::{DocId, IndexVersion, LineSpan};
 use serde::Serialize;
 use std::fmt;

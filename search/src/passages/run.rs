@@ -9,9 +9,9 @@ use super::{
 };
 use crate::engine::now_unix;
 use crate::engine::{Engine, MAX_SPAN_LINES};
+use crate::error::{SearchError, invalid};
 use crate::filters::{Filters, Mode};
 use crate::rank::{self, Ask, Fused, Priors, RankedList, Ranker};
-use crate::{SearchError, invalid};
 use cairn_index::LineSpan;
 
 /// Hits kept per document after merging, so answers span several documents

@@ -10,7 +10,7 @@ use super::{
     VectorSearch, bm25, brevity, chunk_cosines, form_prior, identifier_lists, mentioned_toolkits,
     question_form, subchunk_cosines, top, uses_ann, vector_lists,
 };
-use crate::SearchError;
+use crate::error::SearchError;
 use crate::filters::{Filters, Mode};
 use crate::runtime_weights::RuntimeWeights;
 use cairn_index::Snapshot;

@@ -7,8 +7,8 @@
 //! one (a hot swap opens a new engine, so nothing outlives its version).
 
 use super::stats::{Bm25Tables, Visible};
-use crate::Filters;
 use crate::access::{allowed_chunks, visible_chunks};
+use crate::filters::Filters;
 use cairn_index::Snapshot;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};

@@ -6,7 +6,7 @@
 //! GET query strings and POST bodies parse into the same JSON shapes, so
 //! both answer the same question the same way; every parse error names its field.
 
-use super::{AppState, TraceId, json};
+use super::{AppState, TraceId};
 use crate::ops::schema::{FieldKind, field_kind};
 use crate::ops::{Call, Input, Method, OPERATIONS, Operation};
 use crate::problem::ApiError;
@@ -217,6 +217,11 @@ async fn openapi(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("application/json")
         .body(body.clone())
+}
+
+/// A response the default JSON way, for handlers.
+fn json<T: serde::Serialize>(value: &T) -> HttpResponse {
+    HttpResponse::Ok().json(value)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The outermost middleware: every request's trace id, panic containment,
 //! problem+json for every error, metrics and the access log line.
 
-use super::{AppState, Pages};
+use super::state::{AppState, Pages};
 use crate::auth::Caller;
 use crate::problem::{ApiError, PROBLEM_JSON};
 use actix_web::body::{BoxBody, MessageBody};

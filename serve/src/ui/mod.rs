@@ -9,8 +9,10 @@
 //! and [`crate::problem`]; only [`crate::server`] depends on it, handing
 //! [`PAGES`] to [`crate::http`] as data.
 
+mod response;
 mod sign_in;
 
+use response::{html_response, ok_page};
 use sign_in::{login, login_form, logout, session_cookie};
 
 mod highlight;
@@ -40,10 +42,6 @@ const APP_JS: &str = include_str!("assets/app.js");
 const CONTEXT_LINES: u32 = 10;
 /// Most context lines on either side (the retrieve cap is 400 lines in all).
 const MAX_CONTEXT: u32 = 150;
-/// What a page may load: only this server's own files, no inline script,
-/// no frames.
-const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-
 /// The pages, as [`crate::http`] takes them.
 pub const PAGES: crate::http::Pages = crate::http::Pages {
     routes,
@@ -103,33 +101,6 @@ async fn run<O: Op>(
     args: O::Args,
 ) -> Result<O::Output, ApiError> {
     ops::run::<O>(args, crate::http::api::call(state, req)).await
-}
-
-/// A page response with the security headers every page carries.
-fn html_response(status: actix_web::http::StatusCode, body: String) -> HttpResponse {
-    HttpResponse::build(status)
-        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
-        .insert_header((header::CONTENT_SECURITY_POLICY, CSP))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        // Clicks to GitHub carry no referrer (the query stays here); a form
-        // posted to this server keeps its real Origin (`no-referrer` would make
-        // it `Origin: null`, which the Origin check rightly refuses).
-        .insert_header((header::REFERRER_POLICY, "same-origin"))
-        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .body(body)
-}
-
-fn ok_page(title: &str, main: &str, version: &str) -> HttpResponse {
-    let footer = format!(
-        "cairn {} · index <code>{}</code>",
-        env!("CARGO_PKG_VERSION"),
-        html::esc(version)
-    );
-    html_response(
-        actix_web::http::StatusCode::OK,
-        html::page(title, main, &footer),
-    )
 }
 
 /// The query string's fields (the last value of each).

@@ -1,7 +1,8 @@
 //! Signing in and out of the web page: the form, the token checked, the
 //! session cookie set and cleared, and who a request is signed in as.
 
-use super::{html, html_response, ok_page, pages};
+use super::response::{html_response, ok_page};
+use super::{html, pages};
 use crate::http::AppState;
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};

@@ -9,8 +9,8 @@ use headings::{bibtex_entries, latex_sections, markdown_headings, pdf_headings, 
 pub(super) use units::def_name;
 use units::{brace_blocks, fortran_units, python_defs};
 
-use super::Section;
 use super::definitions::{self, Found};
+use super::drafts::Section;
 use cairn_index::Language;
 
 /// What chunking knows of a language: where its sections start, and whether
