@@ -290,3 +290,192 @@ fn architecture_names_the_engine_calls_there_are() {
         );
     }
 }
+
+/// ARCHITECTURE.md's lists, checked the other way too: every Engine call an
+/// operation makes (`serve/src/ops/`) is in its `Engine::{…}` list, and its
+/// diagram names exactly the CLI subcommands the operations table offers.
+#[test]
+fn architecture_lists_every_call_and_subcommand_there_is() {
+    let arch = include_str!("../../ARCHITECTURE.md");
+    let start = arch.find("`Engine::{").expect("Engine::{…}");
+    let list = &arch[start + "`Engine::{".len()..];
+    let listed: BTreeSet<&str> = list[..list.find('}').expect("}")]
+        .split(',')
+        .map(str::trim)
+        .collect();
+    let ops = Path::new(env!("CARGO_MANIFEST_DIR")).join("serve/src/ops");
+    let mut called = BTreeSet::new();
+    for entry in std::fs::read_dir(&ops).expect("ops").flatten() {
+        let text = std::fs::read_to_string(entry.path()).expect("op");
+        for (i, _) in text.match_indices("engine") {
+            let rest = &text[i + "engine".len()..];
+            let rest = rest.trim_start_matches("()").trim_start();
+            let Some(call) = rest.strip_prefix('.') else {
+                continue;
+            };
+            let name: String = call
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                .collect();
+            if call[name.len()..].starts_with('(') {
+                // A cited version's read is the call's other form.
+                called.insert(name.trim_end_matches("_cited").to_owned());
+            }
+        }
+    }
+    for helper in ["snapshot", "open_version"] {
+        called.remove(helper);
+    }
+    assert!(called.len() >= 8, "{called:?}");
+    let missing: Vec<&String> = called
+        .iter()
+        .filter(|c| !listed.contains(c.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's Engine::{{…}} lacks {missing:?}"
+    );
+
+    let from = arch.find("The CLI's ").expect("the diagram's CLI list") + "The CLI's ".len();
+    let to = from + arch[from..].find(" subcommands").expect("subcommands");
+    let named: BTreeSet<String> = arch[from..to]
+        .replace('│', "")
+        .split('/')
+        .map(|s| s.split_whitespace().collect::<String>())
+        .collect();
+    let offered: BTreeSet<String> = cairn_serve::ops::OPERATIONS
+        .iter()
+        .filter_map(|op| op.meta.cli.map(str::to_owned))
+        .collect();
+    assert_eq!(named, offered, "ARCHITECTURE.md's CLI subcommands");
+}
+
+/// What in `text` names a crate path or a source file that does not exist:
+/// each `crate::module` path (`search::access`, `serve::http::trace`,
+/// `rank::scopes`), with at most one item at its end, defined or re-exported
+/// in that module's files (`index::VersionBuilder`); each source file or
+/// folder (`passages/focus.rs`, `grep/`).
+fn nonexistent(text: &str) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let crates = ["index", "embed", "pipeline", "search", "serve"];
+    let mut sources: Vec<(String, String)> = Vec::new();
+    for c in crates.iter().copied().chain(["."]) {
+        let src = root.join(c).join("src");
+        let mut dirs = vec![src.clone()];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).expect("src").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    let rel = p
+                        .strip_prefix(&src)
+                        .expect("rel")
+                        .to_string_lossy()
+                        .into_owned();
+                    let name = match c {
+                        "." => format!("cairn/{rel}"),
+                        _ => format!("{c}/{rel}"),
+                    };
+                    sources.push((name, std::fs::read_to_string(&p).expect("read")));
+                }
+            }
+        }
+    }
+    // The files of a module (`engine`: engine/mod.rs and engine/*.rs), in a crate or any.
+    let files_of = |krate: Option<&str>, module: &[&str]| -> Vec<&String> {
+        let rel = module.join("/");
+        sources
+            .iter()
+            .filter(|(f, _)| krate.is_none_or(|k| f.starts_with(&format!("{k}/"))))
+            .filter(|(f, _)| match rel.is_empty() {
+                true => f.ends_with("/lib.rs") || f.ends_with("/main.rs"),
+                false => {
+                    f.ends_with(&format!("/{rel}.rs"))
+                        || f.contains(&format!("/{rel}/"))
+                        || f.ends_with(&format!("{rel}.rs")) && f.split('/').count() == 2
+                }
+            })
+            .map(|(_, t)| t)
+            .collect()
+    };
+    let names = |text: &str, name: &str| {
+        text.match_indices(name).any(|(i, _)| {
+            let before = text[..i].trim_end();
+            let after = &text[i + name.len()..];
+            !after.starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                && !text[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                && [
+                    "fn", "struct", "enum", "const", "type", "trait", "mod", "static", "{", ",",
+                    "::", "use",
+                ]
+                .iter()
+                .any(|kw| before.ends_with(kw))
+        })
+    };
+    let mut missing = Vec::new();
+    let words = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':' || c == '/' || c == '.'));
+    for w in words {
+        let w = w.trim_matches(|c: char| c == '.' || c == ':' || c == '/');
+        if w.contains("::") && !w.contains('/') {
+            let parts: Vec<&str> = w.split("::").collect();
+            let (krate, modules) = match crates.contains(&parts[0]) {
+                true => (Some(parts[0]), &parts[1..]),
+                false => (None, &parts[..]),
+            };
+            if krate.is_none() && files_of(None, &modules[..1]).is_empty() {
+                continue; // Not a path of ours (`serde::Serialize`, `Engine::search`).
+            }
+            let mut n = 0;
+            while n < modules.len() && !files_of(krate, &modules[..=n]).is_empty() {
+                n += 1;
+            }
+            let ok = match modules.len() - n {
+                0 => true,
+                1 => files_of(krate, &modules[..n])
+                    .iter()
+                    .any(|t| names(t, modules[n])),
+                _ => false,
+            };
+            if !ok {
+                missing.push(w.to_owned());
+            }
+        } else if (w.ends_with(".rs") || w.ends_with('/')) && w.contains('/') && !w.contains("//") {
+            let path = w.trim_end_matches('/');
+            let found = sources
+                .iter()
+                .any(|(f, _)| f.ends_with(&format!("/{path}")) || f.contains(&format!("/{path}/")))
+                || root.join(path).exists();
+            if !found {
+                missing.push(w.to_owned());
+            }
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    missing
+}
+
+/// Everything ARCHITECTURE.md names exists (and the check finds names
+/// that do not: the review's four).
+#[test]
+fn architecture_names_only_what_exists() {
+    let missing = nonexistent(include_str!("../../ARCHITECTURE.md"));
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names what does not exist: {missing:?}"
+    );
+    let stale = nonexistent(
+        "`search::engine::search`, `engine::focus`, `commands::hint`, search/src/nothing.rs",
+    );
+    assert_eq!(
+        stale,
+        [
+            "commands::hint",
+            "engine::focus",
+            "search/src/nothing.rs",
+            "search::engine::search"
+        ]
+    );
+}

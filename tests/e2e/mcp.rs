@@ -69,7 +69,13 @@ fn stdio_session_runs_every_tool_and_resource() {
 
         let tools = client.list_all_tools().await.expect("tools/list");
         let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
-        for want in ["search_passages", "search", "fetch", "retrieve", "retrieve_batch", "tree", "context", "explain", "version", "health", "grep", "references", "definitions"] {
+        // Exactly the operations table's tools (the local user is an admin).
+        let offered: std::collections::BTreeSet<String> = cairn_serve::ops::OPERATIONS
+            .iter()
+            .filter_map(|op| op.meta.tool.map(str::to_owned))
+            .collect();
+        assert_eq!(names.iter().cloned().collect::<std::collections::BTreeSet<_>>(), offered);
+        for want in ["search_passages", "search", "fetch", "retrieve", "history", "grep", "definitions"] {
             assert!(names.contains(&want.to_owned()), "{want} missing from {names:?}");
         }
         assert!(tools.iter().all(|t| t.title.as_deref().is_some_and(|s| !s.is_empty())), "every tool has a title");
