@@ -2,43 +2,67 @@
 
 use cairn_search::eval::EvalReport;
 
+use cairn_search::eval::Metrics;
+
+/// One mode's figures as (label, value), in the order both formats print them.
+fn figures(m: &Metrics, k: usize) -> [(String, String); 7] {
+    [
+        (format!("document@{k}"), format!("{:.3}", m.doc_recall_at_k)),
+        (format!("lines@{k}"), format!("{:.3}", m.recall_at_k)),
+        (format!("focus@{k}"), format!("{:.3}", m.focus_recall_at_k)),
+        (
+            format!("precise recall@{k}"),
+            format!("{:.3}", m.precise_recall_at_k),
+        ),
+        ("MRR@10".to_owned(), format!("{:.3}", m.mrr_at_10)),
+        ("nDCG@10".to_owned(), format!("{:.3}", m.ndcg_at_10)),
+        (
+            "median hit / cited lines".to_owned(),
+            format!("{} / {}", m.median_hit_lines, m.median_cited_lines),
+        ),
+    ]
+}
+
+/// A report's mode as the CLI spells it (`hybrid`, `bm25`, `vector`).
+fn mode_name(r: &EvalReport) -> String {
+    serde_json::to_string(&r.mode)
+        .unwrap_or_default()
+        .trim_matches('"')
+        .to_owned()
+}
+
+/// A miss's first relevant rank, or `-` when none was in the list.
+fn first_relevant(rank: Option<usize>) -> String {
+    rank.map_or("-".to_owned(), |n| n.to_string())
+}
+
 /// The reports as Markdown: one table per mode (all questions, then each
 /// kind), then the misses of the first mode with where each stood.
 pub fn eval_markdown(golden: &str, reports: &[EvalReport]) -> String {
     use std::fmt::Write;
     let mut out = format!("### `{golden}`\n\n");
     for r in reports {
-        let mode = serde_json::to_string(&r.mode).unwrap_or_default();
+        let labels = figures(&r.overall, r.k).map(|(label, _)| label);
         let _ = writeln!(
             out,
-            "| {} | questions | document@{k} | lines@{k} | focus@{k} | precise recall@{k} | MRR@10 | nDCG@10 | median hit / cited lines |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-            mode.trim_matches('"'),
-            k = r.k
+            "| {} | questions | {} |\n|{}",
+            mode_name(r),
+            labels.join(" | "),
+            " --- |".repeat(labels.len() + 2)
         );
         let rows = std::iter::once(("**all**", &r.overall))
             .chain(r.by_kind.iter().map(|(k, m)| (k.as_str(), m)));
         for (kind, m) in rows {
-            let _ = writeln!(
-                out,
-                "| {kind} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {} / {} |",
-                m.queries,
-                m.doc_recall_at_k,
-                m.recall_at_k,
-                m.focus_recall_at_k,
-                m.precise_recall_at_k,
-                m.mrr_at_10,
-                m.ndcg_at_10,
-                m.median_hit_lines,
-                m.median_cited_lines
-            );
+            let values = figures(m, r.k).map(|(_, value)| value);
+            let _ = writeln!(out, "| {kind} | {} | {} |", m.queries, values.join(" | "));
         }
         out.push('\n');
     }
     if let Some(r) = reports.first().filter(|r| !r.misses.is_empty()) {
         let _ = writeln!(out, "Misses ({}):\n", r.misses.len());
         for m in &r.misses {
-            let rank = m.first_relevant.map_or("-".to_owned(), |n| n.to_string());
             let guard = if m.guard_failed { ", guard failed" } else { "" };
+            let rank = first_relevant(m.first_relevant);
             let _ = writeln!(
                 out,
                 "- `{}` [{}]: first relevant at {rank}{guard}",
@@ -50,47 +74,34 @@ pub fn eval_markdown(golden: &str, reports: &[EvalReport]) -> String {
     out
 }
 
+/// Prints a report as plain lines: the figures of all questions, of each
+/// kind, then each miss with the top hit and the lists that held it.
 pub fn print_eval(r: &EvalReport) {
-    let mode = serde_json::to_string(&r.mode).unwrap_or_default();
-    let o = &r.overall;
+    let line = |m: &Metrics| {
+        figures(m, r.k)
+            .map(|(label, value)| format!("{label} {value}"))
+            .join("  ")
+    };
     println!(
-        "{:7} document@{k} {:.3}  lines@{k} {:.3}  focus@{k} {:.3}  precise@{k} {:.3}  MRR@10 {:.3}  nDCG@10 {:.3}  median hit {} / cited {} lines  ({} queries)",
-        mode.trim_matches('"'),
-        o.doc_recall_at_k,
-        o.recall_at_k,
-        o.focus_recall_at_k,
-        o.precise_recall_at_k,
-        o.mrr_at_10,
-        o.ndcg_at_10,
-        o.median_hit_lines,
-        o.median_cited_lines,
-        o.queries,
-        k = r.k
+        "{:7} {}  ({} queries)",
+        mode_name(r),
+        line(&r.overall),
+        r.overall.queries
     );
     for (kind, m) in &r.by_kind {
-        println!(
-            "  {kind:12} document {:.3}  lines {:.3}  focus {:.3}  precise {:.3}  MRR {:.3}  nDCG {:.3}  ({})",
-            m.doc_recall_at_k,
-            m.recall_at_k,
-            m.focus_recall_at_k,
-            m.precise_recall_at_k,
-            m.mrr_at_10,
-            m.ndcg_at_10,
-            m.queries
-        );
+        println!("  {kind:12} {}  ({})", line(m), m.queries);
     }
     for miss in &r.misses {
+        let guard = if miss.guard_failed {
+            ", GUARD FAILED"
+        } else {
+            ""
+        };
         println!(
-            "  miss {} [{}]: first relevant at {}{}; top: {}",
+            "  miss {} [{}]: first relevant at {}{guard}; top: {}",
             miss.id,
             miss.kind,
-            miss.first_relevant
-                .map_or("-".to_owned(), |r| r.to_string()),
-            if miss.guard_failed {
-                ", GUARD FAILED"
-            } else {
-                ""
-            },
+            first_relevant(miss.first_relevant),
             miss.top.first().map_or("", String::as_str)
         );
         println!("       lists: {}", miss.lists.join(", "));
@@ -99,7 +110,7 @@ pub fn print_eval(r: &EvalReport) {
 
 /// Prints an errors evaluation: its figures, then each miss (as a table with `markdown`).
 pub fn print_error_eval(file: &str, r: &cairn_search::eval::ErrorReport, markdown: bool) {
-    let rank = |r: Option<usize>| r.map_or("-".to_owned(), |r| r.to_string());
+    let rank = first_relevant;
     if markdown {
         println!("### {file}\n");
         println!(

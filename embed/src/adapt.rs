@@ -19,16 +19,19 @@
 //! Depends on candle and the tokenizer only; the pairs come from the caller
 //! (the pipeline mines them from a published index).
 
+mod batches;
+
 use crate::error::EmbedError;
 use crate::model_files::ModelFiles;
 use crate::model_files::{bad_model, read, weights_sha256};
+use batches::{encode, rate, shuffled, tokenizer};
 use candle_core::{D, DType, Device, Tensor, Var};
 use candle_nn::Optimizer;
 use candle_transformers::models::bert::{Config, HiddenAct};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::Tokenizer;
 
 /// One training example: a short text and the passage it should land near.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -314,71 +317,6 @@ fn writes_over(out: &Path, files: &ModelFiles) -> bool {
         .any(|dir| dir == out)
 }
 
-/// A batch of texts as `ids` and `mask` tensors, padded to its longest.
-fn encode(tok: &Tokenizer, texts: &[&str]) -> Result<(Tensor, Tensor), EmbedError> {
-    let enc = tok
-        .encode_batch(texts.to_vec(), true)
-        .map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
-    let len = enc.iter().map(|e| e.len()).max().unwrap_or(1).max(1);
-    let mut ids = Vec::with_capacity(texts.len() * len);
-    let mut mask = Vec::with_capacity(texts.len() * len);
-    for e in &enc {
-        ids.extend(e.get_ids().iter().copied());
-        mask.extend(e.get_attention_mask().iter().copied());
-        ids.extend(std::iter::repeat_n(0, len - e.len()));
-        mask.extend(std::iter::repeat_n(0, len - e.len()));
-    }
-    let shape = (texts.len(), len);
-    Ok((
-        Tensor::from_vec(ids, shape, &Device::Cpu)?,
-        Tensor::from_vec(mask, shape, &Device::Cpu)?,
-    ))
-}
-
-fn tokenizer(files: &ModelFiles, max: usize) -> Result<Tokenizer, EmbedError> {
-    let mut t =
-        Tokenizer::from_file(&files.tokenizer).map_err(|e| bad_model(&files.tokenizer, e))?;
-    t.with_padding(Some(PaddingParams {
-        strategy: PaddingStrategy::BatchLongest,
-        ..PaddingParams::default()
-    }));
-    t.with_truncation(Some(TruncationParams {
-        max_length: max,
-        ..TruncationParams::default()
-    }))
-    .map_err(|e| bad_model(&files.tokenizer, e))?;
-    Ok(t)
-}
-
-/// A seeded permutation (splitmix64 and Fisher–Yates), so the order and
-/// hence the weights depend only on the seed.
-fn shuffled(n: usize, seed: u64) -> Vec<usize> {
-    let mut state = seed;
-    let mut next = || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
-    let mut order: Vec<usize> = (0..n).collect();
-    for i in (1..n).rev() {
-        let j = (next() % (i as u64 + 1)) as usize;
-        order.swap(i, j);
-    }
-    order
-}
-
-/// The learning rate at `step` of `total`: linear warm-up, then linear decay.
-fn rate(peak: f64, step: usize, total: usize) -> f64 {
-    let warm = (total / 10).max(1);
-    if step < warm {
-        peak * (step + 1) as f64 / warm as f64
-    } else {
-        peak * (total - step) as f64 / (total - warm).max(1) as f64
-    }
-}
-
 /// Fine-tunes the model in `files` on `pairs` and writes a model folder to
 /// `out` (config, tokenizer, weights, `adapt.json`). `progress` hears each
 /// step's number, the step count and its loss.
@@ -389,6 +327,33 @@ pub fn adapt(
     out: &Path,
     progress: &mut dyn FnMut(usize, usize, f32),
 ) -> Result<AdaptReport, EmbedError> {
+    check_request(files, pairs, opts, out)?;
+    let config = files.bert_config()?;
+    let model = Trainable::load(files, &config)?;
+    let losses = train(&model, files, pairs, opts, progress)?;
+    let weights = write_model_folder(&model, files, out)?;
+    let report = summarize(files, &weights, pairs.len(), &losses, opts)?;
+    let json = serde_json::to_vec_pretty(&report).map_err(|e| bad_model(out, e))?;
+    std::fs::write(out.join("adapt.json"), json).map_err(|source| EmbedError::Io {
+        path: out.join("adapt.json"),
+        source,
+    })?;
+    Ok(report)
+}
+
+/// The tokenizers for each side of a pair, each cutting to its own length.
+struct PairTokenizers {
+    anchors: Tokenizer,
+    positives: Tokenizer,
+}
+
+/// Refuses a run that cannot train or would overwrite the base model, before any weights load.
+fn check_request(
+    files: &ModelFiles,
+    pairs: &[Pair],
+    opts: &AdaptOptions,
+    out: &Path,
+) -> Result<(), EmbedError> {
     if opts.batch < 2 || opts.epochs == 0 {
         return Err(EmbedError::Device(
             "adapting needs a batch of at least 2 pairs and at least one epoch".to_owned(),
@@ -413,10 +378,21 @@ pub fn adapt(
             opts.batch
         )));
     }
-    let config = files.bert_config()?;
-    let model = Trainable::load(files, &config)?;
-    let anchors = tokenizer(files, opts.anchor_tokens)?;
-    let positives = tokenizer(files, opts.positive_tokens)?;
+    Ok(())
+}
+
+/// Runs every epoch's optimizer steps over `model`; returns each step's loss.
+fn train(
+    model: &Trainable,
+    files: &ModelFiles,
+    pairs: &[Pair],
+    opts: &AdaptOptions,
+    progress: &mut dyn FnMut(usize, usize, f32),
+) -> Result<Vec<f32>, EmbedError> {
+    let tokenizers = PairTokenizers {
+        anchors: tokenizer(files, opts.anchor_tokens)?,
+        positives: tokenizer(files, opts.positive_tokens)?,
+    };
     let mut optimizer = candle_nn::AdamW::new(
         model.vars(),
         candle_nn::ParamsAdamW {
@@ -425,7 +401,6 @@ pub fn adapt(
             ..candle_nn::ParamsAdamW::default()
         },
     )?;
-
     let per_epoch = pairs.len() / opts.batch;
     let total = per_epoch * opts.epochs;
     let mut losses = Vec::with_capacity(total);
@@ -436,15 +411,7 @@ pub fn adapt(
                 .iter()
                 .map(|&i| &pairs[i])
                 .collect();
-            let a: Vec<&str> = batch.iter().map(|p| p.anchor.as_str()).collect();
-            let p: Vec<&str> = batch.iter().map(|p| p.positive.as_str()).collect();
-            let (a_ids, a_mask) = encode(&anchors, &a)?;
-            let (p_ids, p_mask) = encode(&positives, &p)?;
-            let va = model.embed(&a_ids, &a_mask)?;
-            let vp = model.embed(&p_ids, &p_mask)?;
-            let logits = (va.matmul(&vp.t()?)? * opts.scale)?;
-            let target = Tensor::arange(0u32, batch.len() as u32, &Device::Cpu)?;
-            let loss = candle_nn::loss::cross_entropy(&logits, &target)?;
+            let loss = batch_loss(model, &tokenizers, &batch, opts.scale)?;
             let step = losses.len();
             optimizer.set_learning_rate(rate(opts.learning_rate, step, total));
             optimizer.backward_step(&loss)?;
@@ -458,7 +425,33 @@ pub fn adapt(
             progress(step + 1, total, value);
         }
     }
+    Ok(losses)
+}
 
+/// The in-batch loss: each anchor should score its own positive above the batch's others.
+fn batch_loss(
+    model: &Trainable,
+    tokenizers: &PairTokenizers,
+    batch: &[&Pair],
+    scale: f64,
+) -> Result<Tensor, EmbedError> {
+    let a: Vec<&str> = batch.iter().map(|p| p.anchor.as_str()).collect();
+    let p: Vec<&str> = batch.iter().map(|p| p.positive.as_str()).collect();
+    let (a_ids, a_mask) = encode(&tokenizers.anchors, &a)?;
+    let (p_ids, p_mask) = encode(&tokenizers.positives, &p)?;
+    let va = model.embed(&a_ids, &a_mask)?;
+    let vp = model.embed(&p_ids, &p_mask)?;
+    let logits = (va.matmul(&vp.t()?)? * scale)?;
+    let target = Tensor::arange(0u32, batch.len() as u32, &Device::Cpu)?;
+    Ok(candle_nn::loss::cross_entropy(&logits, &target)?)
+}
+
+/// Writes the weights beside the base model's config and tokenizer so the folder loads as a model.
+fn write_model_folder(
+    model: &Trainable,
+    files: &ModelFiles,
+    out: &Path,
+) -> Result<std::path::PathBuf, EmbedError> {
     std::fs::create_dir_all(out).map_err(|source| EmbedError::Io {
         path: out.to_owned(),
         source,
@@ -478,23 +471,28 @@ pub fn adapt(
     if let Some(s) = &files.sentence_config {
         copy(s, "sentence_bert_config.json")?;
     }
+    Ok(weights)
+}
+
+/// The run's report: both weights' hashes and the mean loss of its first and last tenth.
+fn summarize(
+    files: &ModelFiles,
+    weights: &Path,
+    pairs: usize,
+    losses: &[f32],
+    opts: &AdaptOptions,
+) -> Result<AdaptReport, EmbedError> {
     let tenth = (losses.len() / 10).max(1);
     let mean = |xs: &[f32]| xs.iter().sum::<f32>() / xs.len().max(1) as f32;
-    let report = AdaptReport {
+    Ok(AdaptReport {
         base_weights_sha256: weights_sha256(&read(&files.weights)?),
-        weights_sha256: weights_sha256(&read(&weights)?),
-        pairs: pairs.len(),
+        weights_sha256: weights_sha256(&read(weights)?),
+        pairs,
         steps: losses.len(),
         loss_first: mean(&losses[..tenth.min(losses.len())]),
         loss_last: mean(&losses[losses.len().saturating_sub(tenth)..]),
         options: opts.clone(),
-    };
-    let json = serde_json::to_vec_pretty(&report).map_err(|e| bad_model(out, e))?;
-    std::fs::write(out.join("adapt.json"), json).map_err(|source| EmbedError::Io {
-        path: out.join("adapt.json"),
-        source,
-    })?;
-    Ok(report)
+    })
 }
 
 #[cfg(test)]

@@ -3,11 +3,13 @@
 use crate::ids::IndexVersion;
 use crate::layout::IndexRoot;
 use crate::layout::{LayoutError, VersionDir, checksum_tree, files};
+use crate::manifest::Manifest;
 use crate::records::{ChunkRecord, DocRecord, SubchunkRecord};
 use crate::{lines::LineCounter, sha256_reader};
 use serde::Serialize;
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
+use std::ops::ControlFlow;
 
 /// Passes a document's bytes on to its hash, counting its lines on the way.
 struct CountLines<'a, R> {
@@ -62,15 +64,60 @@ pub fn verify_version(
         index_version: Some(version.clone()),
         ..VerifyReport::default()
     };
+    check_version_name(&manifest, version, &mut report.problems);
+    check_file_checksums(dir, &manifest, &mut report)?;
+    let Some(docs) = read_or_note::<Vec<DocRecord>>(dir, files::DOCS, &mut report.problems) else {
+        return Ok(report);
+    };
+    if check_doc_contents(dir, &docs, &mut report).is_break() {
+        return Ok(report);
+    }
+    let Some(chunks) = read_or_note::<Vec<ChunkRecord>>(dir, files::CHUNKS, &mut report.problems)
+    else {
+        return Ok(report);
+    };
+    check_chunk_spans(&chunks, &docs, &mut report);
+    // Missing subchunks are a problem, but the checks after still say something.
+    let subchunks: Vec<SubchunkRecord> =
+        read_or_note(dir, files::SUBCHUNKS, &mut report.problems).unwrap_or_default();
+    let registry = Registry {
+        docs: &docs,
+        chunks: &chunks,
+        subchunks: &subchunks,
+    };
     let problems = &mut report.problems;
+    check_subchunk_spans(&registry, problems);
+    check_vector_sizes(dir, &manifest, &registry, problems);
+    check_ann_partitions(dir, &manifest, &registry, problems);
+    check_counts(&manifest, &registry, problems);
+    Ok(report)
+}
+
+/// The version's parsed records, handed together to the checks that cross them.
+struct Registry<'a> {
+    docs: &'a [DocRecord],
+    chunks: &'a [ChunkRecord],
+    subchunks: &'a [SubchunkRecord],
+}
+
+/// The manifest must name the folder it sits in.
+fn check_version_name(manifest: &Manifest, version: &IndexVersion, problems: &mut Vec<String>) {
     if &manifest.index_version != version {
         problems.push(format!(
             "manifest says index_version {} but the folder is {version}",
             manifest.index_version
         ));
     }
+}
 
+/// Every listed file must be present with its checksum, and nothing unlisted may be.
+fn check_file_checksums(
+    dir: &VersionDir,
+    manifest: &Manifest,
+    report: &mut VerifyReport,
+) -> Result<(), LayoutError> {
     let actual = checksum_tree(dir.path())?;
+    let problems = &mut report.problems;
     for (name, want) in &manifest.files {
         match actual.get(name) {
             None => problems.push(format!("{name}: listed in the manifest but missing")),
@@ -85,14 +132,30 @@ pub fn verify_version(
     for name in actual.keys().filter(|n| !manifest.files.contains_key(*n)) {
         problems.push(format!("{name}: present but not listed in the manifest"));
     }
+    Ok(())
+}
 
-    let docs: Vec<DocRecord> = match read_records(dir, files::DOCS) {
-        Ok(d) => d,
+/// A registry file parsed, or `None` once its problem is noted.
+fn read_or_note<T: serde::de::DeserializeOwned>(
+    dir: &VersionDir,
+    name: &str,
+    problems: &mut Vec<String>,
+) -> Option<T> {
+    match read_records(dir, name) {
+        Ok(records) => Some(records),
         Err(e) => {
             problems.push(e);
-            return Ok(report);
+            None
         }
-    };
+    }
+}
+
+/// Rehashes each document's content; breaks when content.bin cannot be read at all.
+fn check_doc_contents(
+    dir: &VersionDir,
+    docs: &[DocRecord],
+    report: &mut VerifyReport,
+) -> ControlFlow<()> {
     // One document at a time: verifying never holds the whole content file.
     let content_path = dir.file(files::CONTENT);
     let opened = fs::File::open(&content_path)
@@ -101,70 +164,77 @@ pub fn verify_version(
     let (mut content, content_len) = match opened {
         Ok(c) => c,
         Err(e) => {
-            problems.push(e);
-            return Ok(report);
+            report.problems.push(e);
+            return ControlFlow::Break(());
         }
     };
-    for doc in &docs {
+    for doc in docs {
         report.docs_checked += 1;
         let inside = doc
             .content_offset
             .checked_add(doc.size)
             .is_some_and(|end| end <= content_len);
         if !inside {
-            problems.push(format!(
+            report.problems.push(format!(
                 "{}: content range lies outside content.bin",
                 doc.doc_id
             ));
             continue;
         }
-        // Read in pieces, never whole: a document's size is the pack's word.
-        let mut lines = LineCounter::default();
-        let read = content
-            .seek(SeekFrom::Start(doc.content_offset))
-            .and_then(|_| {
-                sha256_reader(CountLines {
-                    inner: (&mut content).take(doc.size),
-                    lines: &mut lines,
-                })
-            });
-        let (sha256, len) = match read {
-            Ok(r) => r,
-            Err(e) => {
-                problems.push(format!("{}: {e}", files::CONTENT));
-                return Ok(report);
-            }
-        };
-        if len != doc.size || sha256 != doc.sha256 {
-            problems.push(format!("{}: content does not match its sha256", doc.doc_id));
-        }
-        if lines.line_count() != doc.line_count {
-            problems.push(format!(
-                "{}: line count does not match its content",
-                doc.doc_id
-            ));
-        }
-        if let Some(pdf) = &doc.pdf
-            && !pdf.is_valid_for(doc.line_count)
-        {
-            problems.push(format!(
-                "{}: its page starts do not fit its lines",
-                doc.doc_id
-            ));
-        }
+        check_doc_content(&mut content, doc, &mut report.problems)?;
     }
+    ControlFlow::Continue(())
+}
 
-    let chunks: Vec<ChunkRecord> = match read_records(dir, files::CHUNKS) {
-        Ok(c) => c,
+/// Checks one document's hash, line count and page starts; breaks on a read error.
+fn check_doc_content(
+    content: &mut fs::File,
+    doc: &DocRecord,
+    problems: &mut Vec<String>,
+) -> ControlFlow<()> {
+    // Read in pieces, never whole: a document's size is the pack's word.
+    let mut lines = LineCounter::default();
+    let read = content
+        .seek(SeekFrom::Start(doc.content_offset))
+        .and_then(|_| {
+            sha256_reader(CountLines {
+                inner: (&mut *content).take(doc.size),
+                lines: &mut lines,
+            })
+        });
+    let (sha256, len) = match read {
+        Ok(r) => r,
         Err(e) => {
-            problems.push(e);
-            return Ok(report);
+            problems.push(format!("{}: {e}", files::CONTENT));
+            return ControlFlow::Break(());
         }
     };
+    if len != doc.size || sha256 != doc.sha256 {
+        problems.push(format!("{}: content does not match its sha256", doc.doc_id));
+    }
+    if lines.line_count() != doc.line_count {
+        problems.push(format!(
+            "{}: line count does not match its content",
+            doc.doc_id
+        ));
+    }
+    if let Some(pdf) = &doc.pdf
+        && !pdf.is_valid_for(doc.line_count)
+    {
+        problems.push(format!(
+            "{}: its page starts do not fit its lines",
+            doc.doc_id
+        ));
+    }
+    ControlFlow::Continue(())
+}
+
+/// Each chunk must name a document and lie within its lines.
+fn check_chunk_spans(chunks: &[ChunkRecord], docs: &[DocRecord], report: &mut VerifyReport) {
     for (i, chunk) in chunks.iter().enumerate() {
         report.chunks_checked += 1;
         match docs.get(chunk.doc as usize) {
-            None => problems.push(format!(
+            None => report.problems.push(format!(
                 "chunk {i}: refers to doc {} which does not exist",
                 chunk.doc
             )),
@@ -173,7 +243,7 @@ pub fn verify_version(
                     || chunk.span.start > chunk.span.end
                     || chunk.span.end > doc.line_count =>
             {
-                problems.push(format!(
+                report.problems.push(format!(
                     "chunk {i}: span {} lies outside {} ({} lines)",
                     chunk.span, doc.doc_id, doc.line_count
                 ));
@@ -181,15 +251,13 @@ pub fn verify_version(
             Some(_) => {}
         }
     }
-    let subchunks: Vec<SubchunkRecord> = match read_records(dir, files::SUBCHUNKS) {
-        Ok(s) => s,
-        Err(e) => {
-            problems.push(e);
-            Vec::new()
-        }
-    };
-    for (i, s) in subchunks.iter().enumerate() {
-        if !chunks
+}
+
+/// Each subchunk must overlap the chunk it votes for.
+fn check_subchunk_spans(registry: &Registry<'_>, problems: &mut Vec<String>) {
+    for (i, s) in registry.subchunks.iter().enumerate() {
+        if !registry
+            .chunks
             .get(s.chunk as usize)
             .is_some_and(|c| c.span.overlaps(&s.span))
         {
@@ -199,9 +267,22 @@ pub fn verify_version(
             ));
         }
     }
+}
+
+/// Each vector file must hold exactly one row of `dim` floats per record.
+fn check_vector_sizes(
+    dir: &VersionDir,
+    manifest: &Manifest,
+    registry: &Registry<'_>,
+    problems: &mut Vec<String>,
+) {
     for (file, rows, what) in [
-        (files::VECTORS, chunks.len(), "chunks"),
-        (files::SUBCHUNK_VECTORS, subchunks.len(), "subchunks"),
+        (files::VECTORS, registry.chunks.len(), "chunks"),
+        (
+            files::SUBCHUNK_VECTORS,
+            registry.subchunks.len(),
+            "subchunks",
+        ),
     ] {
         let want = rows
             .checked_mul(manifest.model.dim)
@@ -217,65 +298,77 @@ pub fn verify_version(
             Err(e) => problems.push(format!("{file}: {e}")),
         }
     }
-    // The approximate index, when there is one, must be over exactly these rows.
+}
+
+/// The approximate index, when there is one, must be over exactly these rows.
+fn check_ann_partitions(
+    dir: &VersionDir,
+    manifest: &Manifest,
+    registry: &Registry<'_>,
+    problems: &mut Vec<String>,
+) {
+    if !dir.file(files::ANN).exists() {
+        return;
+    }
     let vectors = |f: &str| {
         crate::vectors::Vectors::open(&dir.file(f), manifest.model.dim)
             .map_err(|e| format!("{f}: {e}"))
     };
-    if dir.file(files::ANN).exists() {
-        let opened = vectors(files::VECTORS).and_then(|c| {
-            let s = vectors(files::SUBCHUNK_VECTORS)?;
-            let chunk_of = |s: u32| subchunks.get(s as usize).map(|r| r.chunk);
-            crate::ann::open(dir.path(), &c, &s, chunk_of, crate::ann::DEFAULT_PROBES)
-                .map_err(|e| e.to_string())
-        });
-        match opened {
-            Err(e) => problems.push(e),
-            // Each partition holds exactly the rows of documents with its
-            // groups (opening checked its subchunks belong to its chunks).
-            Ok(ann) => {
-                for p in ann.iter().flat_map(|a| &a.partitions) {
-                    let strays = p
-                        .chunk_keys
-                        .iter()
-                        .filter(|&&c| {
-                            let doc = chunks
-                                .get(c as usize)
-                                .and_then(|r| docs.get(r.doc as usize));
-                            doc.is_none_or(|d| {
-                                let mut g = d.groups.clone();
-                                g.sort();
-                                g != p.groups
-                            })
-                        })
-                        .count();
-                    if strays > 0 {
-                        problems.push(format!(
-                            "{}: the partition of groups {:?} holds {strays} rows of other groups",
-                            files::ANN,
-                            p.groups
-                        ));
-                    }
-                }
-            }
+    let opened = vectors(files::VECTORS).and_then(|c| {
+        let s = vectors(files::SUBCHUNK_VECTORS)?;
+        let chunk_of = |s: u32| registry.subchunks.get(s as usize).map(|r| r.chunk);
+        crate::ann::open(dir.path(), &c, &s, chunk_of, crate::ann::DEFAULT_PROBES)
+            .map_err(|e| e.to_string())
+    });
+    let ann = match opened {
+        Ok(ann) => ann,
+        Err(e) => {
+            problems.push(e);
+            return;
+        }
+    };
+    // Each partition holds exactly the rows of documents with its
+    // groups (opening checked its subchunks belong to its chunks).
+    for p in ann.iter().flat_map(|a| &a.partitions) {
+        let strays = p
+            .chunk_keys
+            .iter()
+            .filter(|&&c| {
+                let doc = registry
+                    .chunks
+                    .get(c as usize)
+                    .and_then(|r| registry.docs.get(r.doc as usize));
+                doc.is_none_or(|d| {
+                    let mut g = d.groups.clone();
+                    g.sort();
+                    g != p.groups
+                })
+            })
+            .count();
+        if strays > 0 {
+            problems.push(format!(
+                "{}: the partition of groups {:?} holds {strays} rows of other groups",
+                files::ANN,
+                p.groups
+            ));
         }
     }
+}
+
+/// The manifest's totals must match the registry it sits beside.
+fn check_counts(manifest: &Manifest, registry: &Registry<'_>, problems: &mut Vec<String>) {
     let counts = &manifest.counts;
-    if counts.docs != docs.len()
-        || counts.chunks != chunks.len()
-        || counts.subchunks != subchunks.len()
-    {
+    let (docs, chunks, subchunks) = (
+        registry.docs.len(),
+        registry.chunks.len(),
+        registry.subchunks.len(),
+    );
+    if counts.docs != docs || counts.chunks != chunks || counts.subchunks != subchunks {
         problems.push(format!(
-            "manifest counts ({} docs, {} chunks, {} subchunks) differ from the registry ({} docs, {} chunks, {} subchunks)",
-            counts.docs,
-            counts.chunks,
-            counts.subchunks,
-            docs.len(),
-            chunks.len(),
-            subchunks.len()
+            "manifest counts ({} docs, {} chunks, {} subchunks) differ from the registry ({docs} docs, {chunks} chunks, {subchunks} subchunks)",
+            counts.docs, counts.chunks, counts.subchunks,
         ));
     }
-    Ok(report)
 }
 
 /// One JSON file of the version, parsed; the error names the file.

@@ -30,6 +30,11 @@
 //! the approximate index (the head of each list re-scored exactly), and reports latency,
 //! recall@10 of its lists against the exact ones, and peak RSS.
 
+#[path = "bench_scale/noise.rs"]
+mod noise;
+#[path = "bench_scale/version.rs"]
+mod version;
+
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -40,6 +45,7 @@ use cairn_index::{IndexRoot, Snapshot};
 use cairn_search::rank::{
     VectorLists, VectorRows, VectorSearch, mask_rows, uses_ann, vector_lists,
 };
+use noise::Noise;
 use serde_json::json;
 use std::collections::HashSet;
 use std::path::Path;
@@ -59,7 +65,7 @@ fn main() -> Res<()> {
         }
         Some("version") if a.len() >= 5 => {
             let sigma = a.get(5).map_or(Ok(0.01), |s| s.parse())?;
-            version(Path::new(&a[2]), a[3].parse()?, Path::new(&a[4]), sigma)
+            version::version(Path::new(&a[2]), a[3].parse()?, Path::new(&a[4]), sigma)
         }
         Some("run") if a.len() >= 5 => {
             // Optional: EXACT_BELOW OVERSAMPLE PROBES EXACT_TOP (search's defaults otherwise).
@@ -74,22 +80,6 @@ fn main() -> Res<()> {
             run(Path::new(&a[2]), Path::new(&a[3]), &a[4], &how, probes)
         }
         _ => Err("usage: bench_scale make INDEX FACTOR DIR [SIGMA] | version INDEX FACTOR ROOT [SIGMA] | run DIR GOLDEN exact|ann [EXACT_BELOW OVERSAMPLE PROBES EXACT_TOP]".into()),
-    }
-}
-
-/// A seeded normal deviate (Box-Muller over a 64-bit LCG).
-struct Noise(u64);
-impl Noise {
-    fn uniform(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 40) as f32 + 0.5) / (1u64 << 24) as f32
-    }
-    fn normal(&mut self) -> f32 {
-        let (u, v) = (self.uniform(), self.uniform());
-        (-2.0 * u.ln()).sqrt() * (std::f32::consts::TAU * v).cos()
     }
 }
 
@@ -185,122 +175,6 @@ fn make(index: &Path, factor: usize, dir: &Path, sigma: f32) -> Res<()> {
     });
     std::fs::write(dir.join("make.json"), out.to_string())?;
     println!("{out}");
-    Ok(())
-}
-
-/// A whole version of `factor` copies of `index`'s current one, published
-/// under the index root `out` (see the file's comment).
-fn version(index: &Path, factor: usize, out: &Path, sigma: f32) -> Res<()> {
-    use cairn_index::builder::{NewChunk, VersionBuilder};
-    use cairn_index::ids::DocId;
-    let snap = Snapshot::open_current(&IndexRoot::new(index))?;
-    let root = IndexRoot::new(out);
-    std::fs::create_dir_all(out)?;
-    let copy_name = |name: &str, c: usize| format!("{name}-c{c:03}");
-    let groups = |c: usize| match c % 20 {
-        0 => Vec::new(),
-        _ => vec!["staff".to_owned()],
-    };
-    let (mut docs, mut content, mut definitions) = (Vec::new(), Vec::new(), Vec::new());
-    for c in 0..factor {
-        let first = docs.len() as u32;
-        for (d, r) in snap.docs.iter().enumerate() {
-            let mut r = r.clone();
-            r.repo = copy_name(&r.repo, c);
-            r.doc_id = DocId::new(&r.category, &r.repo, &r.path)?;
-            r.content_offset = content.len() as u64;
-            r.groups = groups(c);
-            content.extend_from_slice(snap.doc_bytes(d as u32));
-            docs.push(r);
-        }
-        definitions.extend(snap.definitions.iter().map(|def| {
-            let mut def = def.clone();
-            def.doc += first;
-            def
-        }));
-    }
-    let t = Instant::now();
-    let mut builder =
-        VersionBuilder::create(&root, &docs, &content, &definitions, &snap.path_weights)?;
-    // The copies' repositories have no mirrors: a history that records none.
-    builder.write_history(&cairn_index::history::History::default())?;
-    let mut noise = Noise(42);
-    let mut subs_of: Vec<Vec<cairn_index::LineSpan>> = vec![Vec::new(); snap.chunks.len()];
-    for s in &snap.subchunks {
-        subs_of[s.chunk as usize].push(s.span);
-    }
-    let dim = snap.vectors.dim();
-    let noisy = |row: &[f32], c: usize, noise: &mut Noise| -> Vec<f32> {
-        if c == 0 {
-            return row.to_vec();
-        }
-        let v: Vec<f32> = row.iter().map(|x| x + sigma * noise.normal()).collect();
-        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        v.iter().map(|x| x / norm).collect()
-    };
-    for c in 0..factor {
-        let (mut chunk, mut sub) = (0usize, 0usize);
-        for d in 0..snap.docs.len() {
-            let first = chunk;
-            while snap.chunks.get(chunk).is_some_and(|r| r.doc as usize == d) {
-                chunk += 1;
-            }
-            let texts: Vec<String> = snap.chunks[first..chunk]
-                .iter()
-                .map(|r| {
-                    let bytes = snap.span_bytes(d as u32, r.span).map_or(&[][..], |b| b.0);
-                    String::from_utf8_lossy(bytes).into_owned()
-                })
-                .collect();
-            let chunks: Vec<NewChunk<'_>> = snap.chunks[first..chunk]
-                .iter()
-                .zip(&texts)
-                .enumerate()
-                .map(|(i, (r, text))| NewChunk {
-                    span: r.span,
-                    title: &r.title,
-                    tokens: r.tokens,
-                    text,
-                    symbols: &[],
-                    subchunks: subs_of[first + i].clone(),
-                })
-                .collect();
-            let mut rows: Vec<Vec<f32>> = Vec::new();
-            for (i, n) in chunks.iter().enumerate() {
-                rows.push(noisy(snap.vectors.row(first + i), c, &mut noise));
-                for _ in &n.subchunks {
-                    rows.push(noisy(snap.subchunk_vectors.row(sub), c, &mut noise));
-                    sub += 1;
-                }
-            }
-            let doc = (c * snap.docs.len() + d) as u32;
-            builder.add_doc(doc, &chunks, &mut rows.iter().map(Vec::as_slice))?;
-        }
-    }
-    let mut manifest = snap.manifest.clone();
-    manifest.repos = (0..factor)
-        .flat_map(|c| {
-            snap.manifest.repos.iter().map(move |r| {
-                let mut r = r.clone();
-                r.name = copy_name(&r.name, c);
-                r.groups = groups(c);
-                r
-            })
-        })
-        .collect();
-    manifest.counts.docs = docs.len();
-    manifest.counts.chunks = builder.chunk_count();
-    manifest.counts.subchunks = builder.subchunk_count();
-    let digest = format!("{:016x}", 0x5ca1_e000_0000_0000_u64 + factor as u64);
-    manifest.index_version = cairn_index::ids::IndexVersion::from_digest(&digest);
-    let version = manifest.index_version.clone();
-    builder.with_ann(true).seal(manifest)?;
-    root.set_current(&version)?;
-    println!(
-        "{}",
-        json!({"factor": factor, "docs": docs.len(), "dim": dim, "version": version.to_string(),
-               "build_s": t.elapsed().as_secs_f64()})
-    );
     Ok(())
 }
 

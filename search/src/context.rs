@@ -10,8 +10,8 @@
 use crate::engine::{Engine, TextFormat};
 use crate::error::{SearchError, invalid};
 use crate::filters::{Filters, Mode};
-use crate::passages::SearchRequest;
-use crate::retrieve::SpanRequest;
+use crate::passages::{Hit, SearchRequest};
+use crate::retrieve::{RetrieveResponse, SpanRequest};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -202,27 +202,7 @@ fn fenced(text: &str) -> String {
 impl Engine {
     /// Builds a prompt context (see the module docs).
     pub fn context(&self, req: &ContextRequest) -> Result<ContextResponse, SearchError> {
-        let budget = if req.max_tokens == 0 {
-            DEFAULT_CONTEXT_TOKENS
-        } else {
-            req.max_tokens
-        };
-        if !(MIN_CONTEXT_TOKENS..=MAX_CONTEXT_TOKENS).contains(&budget) {
-            return Err(invalid(
-                "max_tokens",
-                format!("must be {MIN_CONTEXT_TOKENS} to {MAX_CONTEXT_TOKENS}"),
-            ));
-        }
-        if req
-            .messages
-            .as_ref()
-            .is_some_and(|m| m.len() > MAX_MESSAGES)
-        {
-            return Err(invalid(
-                "messages",
-                format!("at most {MAX_MESSAGES} messages"),
-            ));
-        }
+        let budget = context_budget(req)?;
         let query = question(req)?;
         let threshold = req.threshold.unwrap_or(DEFAULT_CONTEXT_THRESHOLD);
         let found = self.search(&SearchRequest {
@@ -236,98 +216,28 @@ impl Engine {
             deadline: req.deadline.clone(),
         })?;
         let tok = req.tokenizer;
-        let mut block = preamble(&found.index_version);
-        let mut used = tok.count(&block);
+        let text = preamble(&found.index_version);
+        let mut block = Block {
+            used: tok.count(&text),
+            text,
+            limit: budget,
+            tok,
+        };
         let mut citations = Vec::new();
         let strong = found
             .hits
             .iter()
             .filter(|h| crate::passages::evidence(h, found.mode) >= threshold);
         for hit in strong {
-            let asked = SpanRequest::lines(
-                hit.doc_id.as_str(),
-                i64::from(hit.start_line),
-                i64::from(hit.end_line),
-            )
-            .raw(req.raw);
-            let Ok(mut shown) = self.retrieve(&asked, req.groups.as_deref()) else {
-                continue;
-            };
             let n = citations.len() + 1;
-            let piece = loop {
-                // The header cites the lines the passage shows, cut or not.
-                let text = format!(
-                    "{}{}",
-                    passage_header(
-                        n,
-                        &shown.doc_id,
-                        shown.start_line,
-                        shown.end_line,
-                        &shown.permalink
-                    ),
-                    fenced(&shown.text)
-                );
-                let cost = tok.count(&text);
-                if used + cost <= budget {
-                    break Some((text, cost));
-                }
-                let lines = shown.text.lines().count();
-                if lines <= MIN_PASSAGE_LINES {
-                    break None;
-                }
-                // Keep a prefix of the lines in proportion to the overshoot; the
-                // span ends on the line the last kept one stands for, at least
-                // one raw line shorter each round.
-                let ratio = (budget - used) as f64 / cost as f64;
-                let keep = ((lines as f64 * ratio) as usize).clamp(1, lines - 1);
-                let end = shown.line_number(keep - 1).min(shown.end_line - 1);
-                if end < shown.start_line {
-                    break None;
-                }
-                let fewer = SpanRequest::lines(
-                    hit.doc_id.as_str(),
-                    i64::from(shown.start_line),
-                    i64::from(end),
-                )
-                .raw(req.raw);
-                match self.retrieve(&fewer, req.groups.as_deref()) {
-                    Ok(r) => shown = r,
-                    Err(_) => break None,
-                }
-            };
-            let Some((text, cost)) = piece else {
+            let Some(passage) = self.fit_passage(req, hit, n, &block) else {
                 continue;
             };
-            block.push_str(&text);
-            used += cost;
-            let last_changed = match req.history {
-                true => self
-                    .visible_doc(&shown.doc_id, req.groups.as_deref())
-                    .ok()
-                    .and_then(|d| {
-                        self.last_changed(
-                            d,
-                            cairn_index::LineSpan {
-                                start: shown.start_line,
-                                end: shown.end_line,
-                            },
-                        )
-                    }),
-                false => None,
-            };
-            citations.push(Citation {
-                n,
-                last_changed,
-                truncated: shown.end_line < hit.end_line,
-                doc_id: shown.doc_id,
-                start_line: shown.start_line,
-                end_line: shown.end_line,
-                text_format: shown.text_format,
-                github_url: shown.github_url,
-                permalink: shown.permalink,
-                content_sha256: shown.content_sha256,
-            });
+            block.text.push_str(&passage.text);
+            block.used += passage.cost;
+            citations.push(self.citation(req, n, hit, passage.shown));
         }
+        let mut block = block.text;
         let insufficient_evidence = citations.is_empty();
         if insufficient_evidence {
             block = format!(
@@ -351,6 +261,141 @@ impl Engine {
             index_version: found.index_version,
         })
     }
+
+    /// `hit`'s lines as passage `n`, cut at line boundaries to fit the budget left (or `None`).
+    fn fit_passage(
+        &self,
+        req: &ContextRequest,
+        hit: &Hit,
+        n: usize,
+        block: &Block,
+    ) -> Option<Passage> {
+        let asked = SpanRequest::lines(
+            hit.doc_id.as_str(),
+            i64::from(hit.start_line),
+            i64::from(hit.end_line),
+        )
+        .raw(req.raw);
+        let mut shown = self.retrieve(&asked, req.groups.as_deref()).ok()?;
+        loop {
+            // The header cites the lines the passage shows, cut or not.
+            let text = format!(
+                "{}{}",
+                passage_header(
+                    n,
+                    &shown.doc_id,
+                    shown.start_line,
+                    shown.end_line,
+                    &shown.permalink
+                ),
+                fenced(&shown.text)
+            );
+            let cost = block.tok.count(&text);
+            if block.used + cost <= block.limit {
+                return Some(Passage { text, cost, shown });
+            }
+            let lines = shown.text.lines().count();
+            if lines <= MIN_PASSAGE_LINES {
+                return None;
+            }
+            // Keep a prefix of the lines in proportion to the overshoot; the
+            // span ends on the line the last kept one stands for, at least
+            // one raw line shorter each round.
+            let ratio = (block.limit - block.used) as f64 / cost as f64;
+            let keep = ((lines as f64 * ratio) as usize).clamp(1, lines - 1);
+            let end = shown.line_number(keep - 1).min(shown.end_line - 1);
+            if end < shown.start_line {
+                return None;
+            }
+            let fewer = SpanRequest::lines(
+                hit.doc_id.as_str(),
+                i64::from(shown.start_line),
+                i64::from(end),
+            )
+            .raw(req.raw);
+            shown = self.retrieve(&fewer, req.groups.as_deref()).ok()?;
+        }
+    }
+
+    /// The citation of passage `n`, the lines `shown` of `hit`.
+    fn citation(
+        &self,
+        req: &ContextRequest,
+        n: usize,
+        hit: &Hit,
+        shown: RetrieveResponse,
+    ) -> Citation {
+        let last_changed = match req.history {
+            true => self
+                .visible_doc(&shown.doc_id, req.groups.as_deref())
+                .ok()
+                .and_then(|d| {
+                    self.last_changed(
+                        d,
+                        cairn_index::LineSpan {
+                            start: shown.start_line,
+                            end: shown.end_line,
+                        },
+                    )
+                }),
+            false => None,
+        };
+        Citation {
+            n,
+            last_changed,
+            truncated: shown.end_line < hit.end_line,
+            doc_id: shown.doc_id,
+            start_line: shown.start_line,
+            end_line: shown.end_line,
+            text_format: shown.text_format,
+            github_url: shown.github_url,
+            permalink: shown.permalink,
+            content_sha256: shown.content_sha256,
+        }
+    }
+}
+
+/// The context block as it fills: its text, the tokens that text takes,
+/// the budget, and the BPE that counts.
+struct Block {
+    text: String,
+    used: usize,
+    limit: usize,
+    tok: TokenizerName,
+}
+
+/// A passage that fits: its text with header, the tokens it takes, and
+/// the lines it shows.
+struct Passage {
+    text: String,
+    cost: usize,
+    shown: RetrieveResponse,
+}
+
+/// The token budget `req` asks for, once it and the message count are in range.
+fn context_budget(req: &ContextRequest) -> Result<usize, SearchError> {
+    let budget = if req.max_tokens == 0 {
+        DEFAULT_CONTEXT_TOKENS
+    } else {
+        req.max_tokens
+    };
+    if !(MIN_CONTEXT_TOKENS..=MAX_CONTEXT_TOKENS).contains(&budget) {
+        return Err(invalid(
+            "max_tokens",
+            format!("must be {MIN_CONTEXT_TOKENS} to {MAX_CONTEXT_TOKENS}"),
+        ));
+    }
+    if req
+        .messages
+        .as_ref()
+        .is_some_and(|m| m.len() > MAX_MESSAGES)
+    {
+        return Err(invalid(
+            "messages",
+            format!("at most {MAX_MESSAGES} messages"),
+        ));
+    }
+    Ok(budget)
 }
 
 /// The messages with the context appended to the system message (one is added first if none).

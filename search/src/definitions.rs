@@ -187,31 +187,7 @@ impl crate::Engine {
             .iter()
             .filter(|d| allowed.get(d.doc as usize).copied().unwrap_or(false))
             .collect();
-        let lower = name.to_lowercase();
-        let dotted = name.rsplit_once('.');
-        let tries: [(NameMatch, &Matcher); 3] = [
-            (NameMatch::Exact, &|d| d.name == name),
-            (NameMatch::AnyCase, &|d| d.name.to_lowercase() == lower),
-            (NameMatch::Dotted, &|d| {
-                dotted.is_some_and(|(scope, last)| {
-                    d.name == last && (d.scope == scope || d.scope.ends_with(&format!(".{scope}")))
-                })
-            }),
-        ];
-        let (matched, mut found) = tries
-            .iter()
-            .map(|(m, keep)| {
-                (
-                    *m,
-                    visible
-                        .iter()
-                        .copied()
-                        .filter(|d| keep(d))
-                        .collect::<Vec<_>>(),
-                )
-            })
-            .find(|(_, f)| !f.is_empty())
-            .unwrap_or((NameMatch::None, Vec::new()));
+        let (matched, mut found) = match_name(&visible, name);
         found.sort_by(|a, b| {
             let section =
                 |d: &cairn_index::DefinitionRecord| d.kind == cairn_index::DefKind::Section;
@@ -229,37 +205,7 @@ impl crate::Engine {
         let definitions = found
             .into_iter()
             .take(limit)
-            .map(|d| {
-                let doc = &snap.docs[d.doc as usize];
-                let line = cairn_index::LineSpan {
-                    start: d.span.start,
-                    end: d.span.start,
-                };
-                let signature = snap
-                    .span_bytes(d.doc, line)
-                    .map(|(b, _)| {
-                        String::from_utf8_lossy(b)
-                            .trim()
-                            .chars()
-                            .take(300)
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let (github_url, permalink) = self.links(d.doc, d.span);
-                Definition {
-                    doc_id: doc.doc_id.to_string(),
-                    name: d.name.clone(),
-                    kind: d.kind.as_str().to_owned(),
-                    scope: d.scope.clone(),
-                    signature,
-                    start_line: d.span.start,
-                    end_line: d.span.end,
-                    toolkit: doc.toolkit.clone(),
-                    doctype: doc.doctype,
-                    github_url,
-                    permalink,
-                }
-            })
+            .map(|d| self.definition(d))
             .collect();
         Ok(DefinitionsResponse {
             name: name.to_owned(),
@@ -269,4 +215,70 @@ impl crate::Engine {
             index_version: snap.version.to_string(),
         })
     }
+
+    /// A recorded definition, cited: its defining line and links to its span.
+    fn definition(&self, d: &cairn_index::DefinitionRecord) -> Definition {
+        let snap = self.snapshot();
+        let doc = &snap.docs[d.doc as usize];
+        let line = cairn_index::LineSpan {
+            start: d.span.start,
+            end: d.span.start,
+        };
+        let signature = snap
+            .span_bytes(d.doc, line)
+            .map(|(b, _)| {
+                String::from_utf8_lossy(b)
+                    .trim()
+                    .chars()
+                    .take(300)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let (github_url, permalink) = self.links(d.doc, d.span);
+        Definition {
+            doc_id: doc.doc_id.to_string(),
+            name: d.name.clone(),
+            kind: d.kind.as_str().to_owned(),
+            scope: d.scope.clone(),
+            signature,
+            start_line: d.span.start,
+            end_line: d.span.end,
+            toolkit: doc.toolkit.clone(),
+            doctype: doc.doctype,
+            github_url,
+            permalink,
+        }
+    }
+}
+
+/// The definitions among `visible` that answer `name`, by the first way of matching that finds any.
+fn match_name<'d>(
+    visible: &[&'d cairn_index::DefinitionRecord],
+    name: &str,
+) -> (NameMatch, Vec<&'d cairn_index::DefinitionRecord>) {
+    let lower = name.to_lowercase();
+    let dotted = name.rsplit_once('.');
+    let tries: [(NameMatch, &Matcher); 3] = [
+        (NameMatch::Exact, &|d| d.name == name),
+        (NameMatch::AnyCase, &|d| d.name.to_lowercase() == lower),
+        (NameMatch::Dotted, &|d| {
+            dotted.is_some_and(|(scope, last)| {
+                d.name == last && (d.scope == scope || d.scope.ends_with(&format!(".{scope}")))
+            })
+        }),
+    ];
+    tries
+        .iter()
+        .map(|(m, keep)| {
+            (
+                *m,
+                visible
+                    .iter()
+                    .copied()
+                    .filter(|d| keep(d))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .find(|(_, f)| !f.is_empty())
+        .unwrap_or((NameMatch::None, Vec::new()))
 }

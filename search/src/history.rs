@@ -8,7 +8,7 @@ use crate::engine::Engine;
 use crate::error::{SearchError, invalid};
 use crate::retrieve::SpanRequest;
 use cairn_index::LineSpan;
-use cairn_index::history::CommitInfo;
+use cairn_index::history::{CommitInfo, DocHistory, RepoHistory};
 use serde::Serialize;
 use std::fmt;
 use utoipa::ToSchema;
@@ -206,37 +206,13 @@ impl Engine {
     ) -> Result<HistoryResponse, SearchError> {
         let doc = self.visible_doc(&req.doc_id, groups)?;
         let d = &self.snap.docs[doc as usize];
-        let total = self.snap.line_index(doc).line_count().max(1);
-        let (start, end) = req.span();
-        let asked = LineSpan::new(start, end)
-            .map_err(|e| invalid(if start < 1 { "start" } else { "end" }, e.to_string()))?;
-        let span = LineSpan {
-            start: asked.start.min(total),
-            end: asked.end.min(total),
-        };
+        let span = self.history_span(doc, req)?;
         let repo = self.snap.manifest.repos.iter().find(|r| r.name == d.repo);
         let web = repo
             .map_or("", |r| r.web_url.as_str())
             .trim_end_matches('/');
         let commit = repo.and_then(|r| r.commit.clone()).unwrap_or_default();
-        let mut answer = HistoryResponse {
-            doc_id: d.doc_id.to_string(),
-            start_line: span.start,
-            end_line: span.end,
-            blame_url: format!(
-                "{web}/blame/{commit}/{}#L{}-L{}",
-                crate::links::encode_path(&d.path),
-                span.start,
-                span.end
-            ),
-            commit,
-            blame: Vec::new(),
-            log: Vec::new(),
-            at_refs: Vec::new(),
-            missing: None,
-            boundary: None,
-            index_version: self.snap.version.to_string(),
-        };
+        let mut answer = self.bare_history(d, span, web, commit);
         let recorded = self
             .snap
             .history
@@ -259,46 +235,15 @@ impl Engine {
             );
             return Ok(answer);
         };
-        let commit_of = |i: u32, lines: Vec<[u32; 2]>| -> HistoryCommit {
-            let c = repo_history
-                .commits
-                .get(i as usize)
-                .cloned()
-                .unwrap_or(CommitInfo::default());
-            HistoryCommit {
-                url: format!("{web}/commit/{}", c.sha),
-                sha: c.sha,
-                author: c.author,
-                date: c.date,
-                summary: c.summary,
-                lines,
-            }
+        let commits = Commits {
+            history: repo_history,
+            web,
         };
-        // Each blame run cut to the span, its lines credited to its commit.
-        let mut owned: Vec<(u32, Vec<[u32; 2]>)> = Vec::new();
-        for &[first, n, c] in &doc_history.blame {
-            let (a, b) = (
-                first.max(span.start),
-                first.saturating_add(n).saturating_sub(1).min(span.end),
-            );
-            if n == 0 || a > b {
-                continue;
-            }
-            match owned.iter_mut().find(|(i, _)| *i == c) {
-                Some((_, runs)) => runs.push([a, b]),
-                None => owned.push((c, vec![[a, b]])),
-            }
-        }
-        let mut blame: Vec<HistoryCommit> = owned
-            .into_iter()
-            .map(|(c, runs)| commit_of(c, runs))
-            .collect();
-        blame.sort_by(|x, y| y.date.cmp(&x.date).then_with(|| x.sha.cmp(&y.sha)));
-        answer.blame = blame;
+        answer.blame = commits.blame(doc_history, span);
         answer.log = doc_history
             .log
             .iter()
-            .map(|&c| commit_of(c, Vec::new()))
+            .map(|&c| commits.commit(c, Vec::new()))
             .collect();
         answer.at_refs = repo_history
             .other_refs
@@ -306,6 +251,46 @@ impl Engine {
             .filter_map(|other| self.span_at_ref(other, d, doc_history, span, groups))
             .collect();
         Ok(answer)
+    }
+
+    /// The lines `req` asks of `doc`, within the file.
+    fn history_span(&self, doc: u32, req: &SpanRequest) -> Result<LineSpan, SearchError> {
+        let total = self.snap.line_index(doc).line_count().max(1);
+        let (start, end) = req.span();
+        let asked = LineSpan::new(start, end)
+            .map_err(|e| invalid(if start < 1 { "start" } else { "end" }, e.to_string()))?;
+        Ok(LineSpan {
+            start: asked.start.min(total),
+            end: asked.end.min(total),
+        })
+    }
+
+    /// The answer for `span` of `d` before any history is read.
+    fn bare_history(
+        &self,
+        d: &cairn_index::DocRecord,
+        span: LineSpan,
+        web: &str,
+        commit: String,
+    ) -> HistoryResponse {
+        HistoryResponse {
+            doc_id: d.doc_id.to_string(),
+            start_line: span.start,
+            end_line: span.end,
+            blame_url: format!(
+                "{web}/blame/{commit}/{}#L{}-L{}",
+                crate::links::encode_path(&d.path),
+                span.start,
+                span.end
+            ),
+            commit,
+            blame: Vec::new(),
+            log: Vec::new(),
+            at_refs: Vec::new(),
+            missing: None,
+            boundary: None,
+            index_version: self.snap.version.to_string(),
+        }
     }
 
     /// `span` of document `d` at the indexed ref `other` of its repository;
@@ -361,5 +346,57 @@ impl Engine {
             })
             .collect();
         Some(at)
+    }
+}
+
+/// A repository's recorded commits, named with links to its web host.
+struct Commits<'a> {
+    history: &'a RepoHistory,
+    /// The repository's web address, without a trailing slash.
+    web: &'a str,
+}
+
+impl Commits<'_> {
+    /// Commit `i` of the record, owning `lines` of a span (blank if not recorded).
+    fn commit(&self, i: u32, lines: Vec<[u32; 2]>) -> HistoryCommit {
+        let c = self
+            .history
+            .commits
+            .get(i as usize)
+            .cloned()
+            .unwrap_or(CommitInfo::default());
+        HistoryCommit {
+            url: format!("{}/commit/{}", self.web, c.sha),
+            sha: c.sha,
+            author: c.author,
+            date: c.date,
+            summary: c.summary,
+            lines,
+        }
+    }
+
+    /// Each commit that last changed a line of `span`, with the lines it owns, newest first.
+    fn blame(&self, doc: &DocHistory, span: LineSpan) -> Vec<HistoryCommit> {
+        // Each blame run cut to the span, its lines credited to its commit.
+        let mut owned: Vec<(u32, Vec<[u32; 2]>)> = Vec::new();
+        for &[first, n, c] in &doc.blame {
+            let (a, b) = (
+                first.max(span.start),
+                first.saturating_add(n).saturating_sub(1).min(span.end),
+            );
+            if n == 0 || a > b {
+                continue;
+            }
+            match owned.iter_mut().find(|(i, _)| *i == c) {
+                Some((_, runs)) => runs.push([a, b]),
+                None => owned.push((c, vec![[a, b]])),
+            }
+        }
+        let mut blame: Vec<HistoryCommit> = owned
+            .into_iter()
+            .map(|(c, runs)| self.commit(c, runs))
+            .collect();
+        blame.sort_by(|x, y| y.date.cmp(&x.date).then_with(|| x.sha.cmp(&y.sha)));
+        blame
     }
 }

@@ -150,18 +150,14 @@ impl CairnMcp {
 
     /// A call of `who` to the live engine, on the CPU pool and under the deadline.
     fn call(&self, who: &Asker, instance: String) -> Call {
-        Call {
-            engine: self.live.current(),
-            caller: who.caller.clone(),
-            anonymous: who.anonymous,
-            pool: Some(self.pool.clone()),
-            payer: who.payer.clone(),
-            deadline: cairn_search::Deadline::at(self.deadline_at()),
-            trace_id: crate::ops::new_trace_id(),
-            instance,
-            text: true,
-            versions: Some(Arc::clone(&self.live) as Arc<dyn crate::ops::Versions>),
-        }
+        Call::new(self.live.current(), who.caller.clone(), instance)
+            .on(
+                self.pool.clone(),
+                cairn_search::Deadline::at(self.deadline_at()),
+            )
+            .paid_by(who.payer.clone(), who.anonymous)
+            .versions(Arc::clone(&self.live) as Arc<dyn crate::ops::Versions>)
+            .with_text()
     }
 
     /// Runs one tool; Err only for failures the caller caused or can retry.
@@ -181,7 +177,7 @@ impl CairnMcp {
             "search_passages" => {
                 let call = self.call(who, format!("mcp:{name}"));
                 // The answer stands without them: a refused read leaves `_meta` out.
-                let read = crate::mcp_app::read_focus(&answer.value, call).await;
+                let read = crate::mcp_app::read_focus(&answer.cites, call).await;
                 read.ok()
                     .map(|read| MetaObject(crate::mcp_app::focus_meta(&read)))
             }

@@ -11,7 +11,7 @@
 //! `_meta` and get exactly the answers they always did. Used by
 //! [`crate::mcp`] and [`crate::slack`]; depends on `ops` (the CPU pool).
 
-use crate::ops::Call;
+use crate::ops::{Call, PassageRef};
 use crate::problem::ApiError;
 use cairn_index::IndexVersion;
 use cairn_search::{RetrieveResponse, SearchError, SpanRequest};
@@ -65,24 +65,19 @@ pub fn tool_meta() -> Object {
 /// The `_meta` key of a search result's focus lines.
 pub const FOCUS_KEY: &str = "cairn/focus";
 
-/// For each hit of a search answer (its JSON), the request for its focus
-/// lines (its whole span when it has none) at the version that found it.
-pub fn focus_requests(answer: &Value) -> Vec<SpanRequest> {
-    let version = answer["index_version"]
-        .as_str()
-        .and_then(|v| IndexVersion::parse(v).ok());
-    answer["hits"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|h| {
-            let line = |k: &str| h[k].as_i64();
+/// For each passage an answer cites, the request for its focus lines (its
+/// whole span when it has none) at the version that cited it.
+pub fn focus_requests(cites: &[PassageRef]) -> Vec<SpanRequest> {
+    cites
+        .iter()
+        .map(|c| {
+            let (start, end) = c.focus.unwrap_or((c.start, c.end));
             SpanRequest {
-                doc_id: h["doc_id"].as_str().unwrap_or_default().to_owned(),
-                start: line("focus_start").or(line("start_line")),
-                end: line("focus_end").or(line("end_line")),
+                doc_id: c.doc_id.clone(),
+                start: Some(i64::from(start)),
+                end: Some(i64::from(end)),
                 raw: false,
-                index_version: version.clone(),
+                index_version: IndexVersion::parse(&c.version).ok(),
             }
         })
         .collect()
@@ -101,13 +96,13 @@ pub fn focus_meta(read: &[Result<RetrieveResponse, SearchError>]) -> Object {
     object(json!({ FOCUS_KEY: lines }))
 }
 
-/// Each hit's focus lines of a search answer (its JSON), read as `call`'s
-/// caller on the CPU pool: what that caller may read, and nothing else.
+/// The focus lines of each passage an answer cites, read as `call`'s caller
+/// on the CPU pool: what that caller may read, and nothing else.
 pub async fn read_focus(
-    answer: &Value,
+    cites: &[PassageRef],
     call: Call,
 ) -> Result<Vec<Result<RetrieveResponse, SearchError>>, ApiError> {
-    let spans = focus_requests(answer);
+    let spans = focus_requests(cites);
     if spans.is_empty() {
         return Ok(Vec::new());
     }

@@ -189,50 +189,6 @@ fn a_circle_is_found() {
     assert_eq!(heads("{access, links::x}::y"), ["access", "links"]);
 }
 
-/// Every source file reads in one sitting: at most 500 lines before its
-/// tests (ARCHITECTURE.md's rule; a file that grows past it is split by job).
-#[test]
-fn no_source_file_is_over_500_lines_before_its_tests() {
-    const MAX_LINES: usize = 500;
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut long = Vec::new();
-    let mut dirs: Vec<_> = [
-        "src",
-        "index/src",
-        "embed/src",
-        "pipeline/src",
-        "search/src",
-        "serve/src",
-    ]
-    .iter()
-    .map(|d| root.join(d))
-    .collect();
-    let mut seen = 0;
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("source folder").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                seen += 1;
-                let text = std::fs::read_to_string(&path).expect("source file");
-                let lines = text
-                    .lines()
-                    .take_while(|l| !l.starts_with("#[cfg(test)]"))
-                    .count();
-                if lines > MAX_LINES {
-                    long.push(format!("{} ({lines} lines)", path.display()));
-                }
-            }
-        }
-    }
-    assert!(seen > 100, "only {seen} source files found");
-    assert!(
-        long.is_empty(),
-        "over {MAX_LINES} lines before their tests: {long:?}"
-    );
-}
-
 /// ARCHITECTURE.md's list of the engine's calls (`Engine::{search, …}`)
 /// names only methods the search library has, and every call module the
 /// library has is named in the same paragraph.

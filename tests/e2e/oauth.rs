@@ -4,12 +4,10 @@
 //!   and a JWKS, its own RSA keys), whose tokens the test signs: every
 //!   refusal (another audience, expired, another issuer, a query-string
 //!   token, a missing scope), key rotation and its rate bound;
-//! - the protocol versions MCP clients speak, over raw HTTP;
-//! - `oidc-provider` (a certified OpenID provider, from npm) and the
-//!   official MCP Python SDK's OAuth client doing the whole flow: metadata
-//!   discovery, dynamic registration, PKCE, the token, tool calls. It needs
-//!   node and the SDK (`scripts/oauth-test-parties.sh` installs both); it
-//!   skips without them unless `CAIRN_REQUIRE_OAUTH_PARTIES=1` (CI sets it).
+//! - the protocol versions MCP clients speak, over raw HTTP.
+//!
+//! The whole flow with `oidc-provider` and the MCP Python SDK's client is in
+//! `oauth_parties.rs`; anonymous callers of `--public-read` in `public_read.rs`.
 
 use crate::fixtures::World;
 use crate::serve_process::{Server, agent, free_port};
@@ -130,7 +128,7 @@ fn now() -> u64 {
 }
 
 /// The response of `GET path` with `authorization` (if any): status, WWW-Authenticate, body.
-fn get(url: &str, authorization: Option<&str>) -> (u16, String, Value) {
+pub(crate) fn get(url: &str, authorization: Option<&str>) -> (u16, String, Value) {
     let mut req = agent().get(url);
     if let Some(a) = authorization {
         req = req.header("Authorization", a);
@@ -151,7 +149,7 @@ fn get(url: &str, authorization: Option<&str>) -> (u16, String, Value) {
 }
 
 /// A JSON-RPC POST to `/mcp`: status, the challenge, the JSON answer.
-fn mcp_post(
+pub(crate) fn mcp_post(
     url: &str,
     token: Option<&str>,
     headers: &[(&str, &str)],
@@ -186,7 +184,7 @@ fn mcp_post(
 }
 
 /// A fixture index whose `alpha` repository only `team-a` may see.
-fn world() -> World {
+pub(crate) fn world() -> World {
     let w = World::new();
     w.write_config("    groups: [team-a]\n");
     assert!(w.build("out", &[]).status.success());
@@ -535,220 +533,5 @@ fn mcp_clients_of_each_protocol_version_are_served() {
     assert!(
         answer["result"]["structuredContent"]["results"][0]["id"].is_string(),
         "{answer}"
-    );
-}
-
-/// The whole flow with real parties: oidc-provider issues the token after
-/// dynamic registration and PKCE; the MCP Python SDK's OAuth client finds
-/// it from cairn's 401, then calls `search` and `fetch` at each protocol version.
-#[test]
-fn a_real_oauth_client_gets_a_token_from_a_real_provider_and_searches() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let python = root.join("target/mcp-py/bin/python");
-    let modules = std::env::var("CAIRN_OIDC_MODULES")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|_| root.join("target/oidc/node_modules"));
-    let have = python.exists() && modules.join("oidc-provider").exists() && which("node");
-    if !have {
-        cairn_embed::fixtures::skip_unless_required(
-            "CAIRN_REQUIRE_OAUTH_PARTIES",
-            "node, oidc-provider and the MCP Python SDK (scripts/oauth-test-parties.sh)",
-        );
-        return;
-    }
-    let w = world();
-    let mut provider = std::process::Command::new("node")
-        .arg(root.join("tests/e2e/data/oauth/provider.mjs"))
-        .args(["--port", "0", "--groups", "team-a"])
-        .env("CAIRN_OIDC_MODULES", &modules)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("node");
-    let issuer = {
-        use std::io::BufRead;
-        let out = provider.stdout.take().expect("stdout");
-        let mut line = String::new();
-        std::io::BufReader::new(out)
-            .read_line(&mut line)
-            .expect("READY line");
-        line.trim()
-            .strip_prefix("READY ")
-            .unwrap_or_else(|| panic!("provider said {line:?}"))
-            .to_owned()
-    };
-    let port = free_port();
-    let public = format!("http://127.0.0.1:{port}");
-    let index = w.path("out");
-    let server = Server::start_on(
-        &w,
-        index.to_str().expect("utf8"),
-        port,
-        &["--oauth-issuer", &issuer, "--public-url", &public],
-    );
-    let token = o_token(&python, root, &server.url("/mcp"));
-    for protocol in ["2025-06-18", "2025-11-25", "2026-07-28", "auto"] {
-        let o = std::process::Command::new(&python)
-            .arg(root.join("tests/e2e/data/oauth/client.py"))
-            .args(["--protocol", protocol, &server.url("/mcp"), "fit the model"])
-            .output()
-            .expect("python");
-        let stdout = String::from_utf8_lossy(&o.stdout);
-        assert!(
-            o.status.success(),
-            "{protocol}: {}\n{stdout}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let r: Value = serde_json::from_str(stdout.trim())
-            .unwrap_or_else(|e| panic!("{protocol}: {e}: {stdout}"));
-        if protocol != "auto" {
-            assert_eq!(r["protocol_version"], protocol);
-        }
-        assert_eq!(r["token_audience"], format!("{public}/mcp"), "{r}");
-        let first = &r["search"]["results"][0];
-        assert!(
-            first["url"].as_str().is_some_and(|u| u.contains("/blob/")),
-            "{r}"
-        );
-        // The provider's groups claim let this caller see team-a's alpha.
-        assert!(
-            r["search"]["results"]
-                .as_array()
-                .is_some_and(|a| a.iter().any(|h| h["id"]
-                    .as_str()
-                    .is_some_and(|i| i.contains("/science/alpha/")))),
-            "{r}"
-        );
-        assert_eq!(r["fetch"]["id"], first["id"]);
-        assert_eq!(r["fetch"]["url"], first["url"]);
-        let text = r["fetch"]["text"].as_str().expect("text");
-        assert!(!text.is_empty(), "{r}");
-        // The fetched text is what `retrieve` gives for those lines.
-        let m = &r["fetch"]["metadata"];
-        let body = json!({"doc_id": m["doc_id"], "start": m["start_line"], "end": m["end_line"]});
-        let mut resp = agent()
-            .post(&server.url("/retrieve"))
-            .header("Authorization", &format!("Bearer {token}"))
-            .header("content-type", "application/json")
-            .send(body.to_string())
-            .expect("retrieve");
-        let retrieved: Value =
-            serde_json::from_str(&resp.body_mut().read_to_string().unwrap_or_default())
-                .expect("json");
-        assert_eq!(retrieved["text"].as_str(), Some(text));
-    }
-    drop(server);
-    let _ = provider.kill();
-    let _ = provider.wait();
-}
-
-/// An access token from the whole flow (the SDK's `--token-only`).
-fn o_token(python: &std::path::Path, root: &std::path::Path, mcp: &str) -> String {
-    let o = std::process::Command::new(python)
-        .arg(root.join("tests/e2e/data/oauth/client.py"))
-        .args(["--token-only", mcp])
-        .output()
-        .expect("python");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8_lossy(&o.stdout).trim().to_owned()
-}
-
-fn which(program: &str) -> bool {
-    std::process::Command::new(program)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-/// `--public-read`: a public read-only index answers the API and MCP
-/// without credentials, as an anonymous caller (documents without groups,
-/// never admin, within the anonymous budgets), while credentials that are
-/// sent are still judged and still widen what a caller sees.
-#[test]
-fn public_read_answers_anonymous_callers_with_public_documents_only() {
-    let w = world();
-    let team = cairn_serve::auth::TokenStore::new(w.path("tokens.json"))
-        .add("team", &["team-a".to_owned()], false)
-        .expect("token");
-    let server = Server::start(
-        &w,
-        "out",
-        &["--public-read", "--anonymous-rate-limit", "40"],
-    );
-    let (status, _, body) = get(&server.url("/search?query=fit_model&limit=50"), None);
-    assert_eq!(status, 200, "{body}");
-    assert!(
-        body["hits"]
-            .as_array()
-            .is_some_and(|h| !h.is_empty() && h.iter().all(|h| h["repo"] != "alpha")),
-        "{body}"
-    );
-    // Anonymous over MCP is anonymous too: health gives what /health gives, no repository names.
-    let health = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "health", "arguments": {}}});
-    let v = [("MCP-Protocol-Version", "2025-06-18")];
-    let (_, _, answer) = mcp_post(&server.url("/mcp"), None, &v, &health);
-    let (_, _, http_health) = get(&server.url("/health"), None);
-    assert_eq!(http_health["docs_by_repo"], json!({}), "{http_health}");
-    assert_eq!(
-        answer["result"]["structuredContent"], http_health,
-        "{answer}"
-    );
-    let (status, _, body) = get(
-        &server.url("/search?query=fit_model&limit=50"),
-        Some(&format!("Bearer {team}")),
-    );
-    assert_eq!(status, 200);
-    assert!(
-        body["hits"]
-            .as_array()
-            .is_some_and(|h| h.iter().any(|h| h["repo"] == "alpha")),
-        "{body}"
-    );
-    assert_eq!(
-        get(&server.url("/version"), Some("Bearer cairn_wrong")).0,
-        401,
-        "a wrong token is still refused"
-    );
-    assert_eq!(
-        get(&server.url("/metrics"), None).0,
-        401,
-        "metrics still want a token"
-    );
-    let weight = agent()
-        .post(&server.url("/weight"))
-        .header("content-type", "application/json")
-        .send(r#"{"doc_id": "tools/beta/README.md", "multiplier": 2.0}"#)
-        .expect("response");
-    assert_eq!(weight.status().as_u16(), 403, "anonymous is never admin");
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    assert_eq!(
-        mcp_post(&server.url("/mcp"), None, &[], &call).0,
-        200,
-        "MCP without a token"
-    );
-    let search = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": {"query": "fit_model"}}});
-    let (_, _, answer) = mcp_post(
-        &server.url("/mcp"),
-        None,
-        &[("MCP-Protocol-Version", "2025-06-18")],
-        &search,
-    );
-    let results = &answer["result"]["structuredContent"]["results"];
-    assert!(
-        results.as_array().is_some_and(|r| r
-            .iter()
-            .all(|r| !r["id"].as_str().unwrap_or("").contains("/science/alpha/"))),
-        "{answer}"
-    );
-    // One address gets a quarter of the shared anonymous budget (40 a minute).
-    let statuses: Vec<u16> = (0..12)
-        .map(|_| get(&server.url("/version"), None).0)
-        .collect();
-    assert!(statuses.contains(&429), "{statuses:?}");
-    assert_eq!(
-        get(&server.url("/version"), Some(&format!("Bearer {team}"))).0,
-        200,
-        "a token holder is not held up"
     );
 }

@@ -93,6 +93,119 @@ pub(super) fn layer_norm_rows(
     imp::dispatch(x, residual, gamma, beta, eps)
 }
 
+/// The bodies of [`few_rows`] per instruction set, outside it so its dispatch reads alone.
+mod few_rows_imp {
+    use super::PANEL;
+    const ROWS: usize = 4;
+    /// The portable step: four rows by one panel of sums, for CPUs without AVX2 and FMA.
+    #[inline(always)]
+    pub(super) fn plain(
+        x: &[f32],
+        inp: usize,
+        panels: &[f32],
+        out: usize,
+        ks: std::ops::Range<usize>,
+        y: &mut [f32],
+    ) {
+        let rows = y.len() / out;
+        for (block, panel) in panels.chunks_exact(inp * PANEL).enumerate() {
+            let col0 = block * PANEL;
+            let cols = (out - col0).min(PANEL);
+            for r0 in (0..rows).step_by(ROWS) {
+                let last = (rows - r0).min(ROWS) - 1;
+                // Rows past the end repeat the last one; their sums are dropped.
+                let at = |r: usize| (r0 + r.min(last)) * inp;
+                let starts = [at(0), at(1), at(2), at(3)];
+                let mut acc = [[0.0f32; PANEL]; ROWS];
+                for k in ks.clone() {
+                    let w = &panel[k * PANEL..k * PANEL + PANEL];
+                    for (a, &start) in acc.iter_mut().zip(&starts) {
+                        let xv = x[start + k];
+                        for (s, wv) in a.iter_mut().zip(w) {
+                            *s = xv.mul_add(*wv, *s);
+                        }
+                    }
+                }
+                for (r, a) in acc.iter().enumerate().take(last + 1) {
+                    let row = &mut y[(r0 + r) * out + col0..][..cols];
+                    for (v, s) in row.iter_mut().zip(a) {
+                        *v += s;
+                    }
+                }
+            }
+        }
+    }
+    /// The AVX2 step: six rows by one panel of sums in twelve of the
+    /// sixteen vector registers, two more for the panel's row.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2 and FMA; the arguments must be as
+    /// `few_rows` asserts.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn avx2(
+        x: &[f32],
+        inp: usize,
+        panels: &[f32],
+        out: usize,
+        ks: std::ops::Range<usize>,
+        y: &mut [f32],
+    ) {
+        use std::arch::x86_64::*;
+        const R: usize = 6;
+        let rows = y.len() / out;
+        for (block, panel) in panels.chunks_exact(inp * PANEL).enumerate() {
+            let col0 = block * PANEL;
+            let cols = (out - col0).min(PANEL);
+            for r0 in (0..rows).step_by(R) {
+                let last = (rows - r0).min(R) - 1;
+                // Rows past the end repeat the last one; their sums are dropped.
+                let row = |r: usize| x[(r0 + r.min(last)) * inp..].as_ptr();
+                let (x0, x1, x2, x3, x4, x5) = (row(0), row(1), row(2), row(3), row(4), row(5));
+                let wp = panel.as_ptr();
+                // SAFETY: k < inp (asserted by the caller), so every
+                // x row read is inside its row and every panel read
+                // inside the panel (inp × PANEL).
+                unsafe {
+                    let z = _mm256_setzero_ps();
+                    let (mut l0, mut l1, mut l2, mut l3, mut l4, mut l5) = (z, z, z, z, z, z);
+                    let (mut h0, mut h1, mut h2, mut h3, mut h4, mut h5) = (z, z, z, z, z, z);
+                    for k in ks.clone() {
+                        let w0 = _mm256_loadu_ps(wp.add(k * PANEL));
+                        let w1 = _mm256_loadu_ps(wp.add(k * PANEL + 8));
+                        // One row: its input broadcast against the panel's row.
+                        // Named sums, not an array, keep every one in a register.
+                        macro_rules! row {
+                            ($x:ident, $lo:ident, $hi:ident) => {
+                                let v = _mm256_broadcast_ss(&*$x.add(k));
+                                $lo = _mm256_fmadd_ps(v, w0, $lo);
+                                $hi = _mm256_fmadd_ps(v, w1, $hi);
+                            };
+                        }
+                        row!(x0, l0, h0);
+                        row!(x1, l1, h1);
+                        row!(x2, l2, h2);
+                        row!(x3, l3, h3);
+                        row!(x4, l4, h4);
+                        row!(x5, l5, h5);
+                    }
+                    let lo = [l0, l1, l2, l3, l4, l5];
+                    let hi = [h0, h1, h2, h3, h4, h5];
+                    for r in 0..=last {
+                        let mut sums = [0.0f32; PANEL];
+                        _mm256_storeu_ps(sums.as_mut_ptr(), lo[r]);
+                        _mm256_storeu_ps(sums.as_mut_ptr().add(8), hi[r]);
+                        let row = &mut y[(r0 + r) * out + col0..][..cols];
+                        for (v, s) in row.iter_mut().zip(sums) {
+                            *v += s;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// `y (rows × out) += x[:, ks] · W[ks, :]` for the inputs `ks`, with `x`
 /// rows of `inp` and `W` given by its panels (see `Linear::panels`): four
 /// rows by one panel of accumulators stay in registers while the panel
@@ -105,116 +218,6 @@ pub(super) fn few_rows(
     ks: std::ops::Range<usize>,
     y: &mut [f32],
 ) {
-    mod imp {
-        use super::super::PANEL;
-        const ROWS: usize = 4;
-        #[inline(always)]
-        pub(super) fn plain(
-            x: &[f32],
-            inp: usize,
-            panels: &[f32],
-            out: usize,
-            ks: std::ops::Range<usize>,
-            y: &mut [f32],
-        ) {
-            let rows = y.len() / out;
-            for (block, panel) in panels.chunks_exact(inp * PANEL).enumerate() {
-                let col0 = block * PANEL;
-                let cols = (out - col0).min(PANEL);
-                for r0 in (0..rows).step_by(ROWS) {
-                    let last = (rows - r0).min(ROWS) - 1;
-                    // Rows past the end repeat the last one; their sums are dropped.
-                    let at = |r: usize| (r0 + r.min(last)) * inp;
-                    let starts = [at(0), at(1), at(2), at(3)];
-                    let mut acc = [[0.0f32; PANEL]; ROWS];
-                    for k in ks.clone() {
-                        let w = &panel[k * PANEL..k * PANEL + PANEL];
-                        for (a, &start) in acc.iter_mut().zip(&starts) {
-                            let xv = x[start + k];
-                            for (s, wv) in a.iter_mut().zip(w) {
-                                *s = xv.mul_add(*wv, *s);
-                            }
-                        }
-                    }
-                    for (r, a) in acc.iter().enumerate().take(last + 1) {
-                        let row = &mut y[(r0 + r) * out + col0..][..cols];
-                        for (v, s) in row.iter_mut().zip(a) {
-                            *v += s;
-                        }
-                    }
-                }
-            }
-        }
-        /// The AVX2 step: six rows by one panel of sums in twelve of the
-        /// sixteen vector registers, two more for the panel's row.
-        ///
-        /// # Safety
-        /// The CPU must have AVX2 and FMA; the arguments must be as
-        /// `few_rows` asserts.
-        #[cfg(target_arch = "x86_64")]
-        #[target_feature(enable = "avx2,fma")]
-        pub(super) unsafe fn avx2(
-            x: &[f32],
-            inp: usize,
-            panels: &[f32],
-            out: usize,
-            ks: std::ops::Range<usize>,
-            y: &mut [f32],
-        ) {
-            use std::arch::x86_64::*;
-            const R: usize = 6;
-            let rows = y.len() / out;
-            for (block, panel) in panels.chunks_exact(inp * PANEL).enumerate() {
-                let col0 = block * PANEL;
-                let cols = (out - col0).min(PANEL);
-                for r0 in (0..rows).step_by(R) {
-                    let last = (rows - r0).min(R) - 1;
-                    // Rows past the end repeat the last one; their sums are dropped.
-                    let row = |r: usize| x[(r0 + r.min(last)) * inp..].as_ptr();
-                    let (x0, x1, x2, x3, x4, x5) = (row(0), row(1), row(2), row(3), row(4), row(5));
-                    let wp = panel.as_ptr();
-                    // SAFETY: k < inp (asserted by the caller), so every
-                    // x row read is inside its row and every panel read
-                    // inside the panel (inp × PANEL).
-                    unsafe {
-                        let z = _mm256_setzero_ps();
-                        let (mut l0, mut l1, mut l2, mut l3, mut l4, mut l5) = (z, z, z, z, z, z);
-                        let (mut h0, mut h1, mut h2, mut h3, mut h4, mut h5) = (z, z, z, z, z, z);
-                        for k in ks.clone() {
-                            let w0 = _mm256_loadu_ps(wp.add(k * PANEL));
-                            let w1 = _mm256_loadu_ps(wp.add(k * PANEL + 8));
-                            // One row: its input broadcast against the panel's row.
-                            // Named sums, not an array, keep every one in a register.
-                            macro_rules! row {
-                                ($x:ident, $lo:ident, $hi:ident) => {
-                                    let v = _mm256_broadcast_ss(&*$x.add(k));
-                                    $lo = _mm256_fmadd_ps(v, w0, $lo);
-                                    $hi = _mm256_fmadd_ps(v, w1, $hi);
-                                };
-                            }
-                            row!(x0, l0, h0);
-                            row!(x1, l1, h1);
-                            row!(x2, l2, h2);
-                            row!(x3, l3, h3);
-                            row!(x4, l4, h4);
-                            row!(x5, l5, h5);
-                        }
-                        let lo = [l0, l1, l2, l3, l4, l5];
-                        let hi = [h0, h1, h2, h3, h4, h5];
-                        for r in 0..=last {
-                            let mut sums = [0.0f32; PANEL];
-                            _mm256_storeu_ps(sums.as_mut_ptr(), lo[r]);
-                            _mm256_storeu_ps(sums.as_mut_ptr().add(8), hi[r]);
-                            let row = &mut y[(r0 + r) * out + col0..][..cols];
-                            for (v, s) in row.iter_mut().zip(sums) {
-                                *v += s;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
     assert!(
         super::PANEL == 16
             && ks.end <= inp
@@ -225,9 +228,9 @@ pub(super) fn few_rows(
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU has the features; the shapes were checked above.
-        return unsafe { imp::avx2(x, inp, panels, out, ks, y) };
+        return unsafe { few_rows_imp::avx2(x, inp, panels, out, ks, y) };
     }
-    imp::plain(x, inp, panels, out, ks, y)
+    few_rows_imp::plain(x, inp, panels, out, ks, y)
 }
 
 /// Multi-head attention for a few tokens without matrix products: `qkv`

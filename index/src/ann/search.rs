@@ -23,7 +23,7 @@ impl Ivf {
         let file = std::fs::File::open(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => err(
                 path,
-                "missing (a version from a cairn before session 18 holds HNSW graphs instead: rebuild it)",
+                "missing (a version written by an older cairn may hold HNSW graphs instead: rebuild it with `cairn build`)",
             ),
             _ => err(path, e),
         })?;

@@ -6,6 +6,7 @@ use super::{PackError, checksum_path, hash_file, io_err, version_from_name};
 use crate::ids::IndexVersion;
 use crate::layout::IndexRoot;
 use crate::layout::VersionDir;
+use crate::manifest::Manifest;
 use crate::verify::verify_version;
 use std::cell::Cell;
 use std::fs::File;
@@ -48,6 +49,77 @@ pub struct Unpacked {
 /// disk. A pack named for a version must hold that version. When the version
 /// is already published, the copy on disk decides its age, never the pack.
 pub fn unpack(pack: &Path, root: &IndexRoot, rollback: Rollback) -> Result<Unpacked, PackError> {
+    check_pack_sum(pack)?;
+    let bad = |reason: String| PackError::BadPack {
+        path: pack.to_owned(),
+        reason,
+    };
+    let file = File::open(pack).map_err(io_err(pack))?;
+    let zst = zstd::Decoder::new(file).map_err(io_err(pack))?;
+    // Every decompressed byte counts, headers and the tar's own extension
+    // records included (tar reads those whole, before any entry is seen):
+    // first against the manifest's limit, then against what it lists.
+    let budget = Rc::new(Cell::new(MAX_MANIFEST_BYTES + TAR_SLACK));
+    let mut archive = tar::Archive::new(Budgeted {
+        inner: zst,
+        left: Rc::clone(&budget),
+    });
+    let mut entries = archive.entries().map_err(io_err(pack))?;
+    let claimed = read_claimed(pack, entries.next(), &bad)?;
+    let target = Target { root, rollback };
+    let published = root.version_dir(&claimed.version);
+    if published.path().is_dir() {
+        // Already published: the verified copy on disk is the version, and
+        // its own manifest says how old it is, whatever the pack claims.
+        let u = target.decide(&claimed.version, &published.read_manifest()?);
+        if u.current {
+            root.set_current(&claimed.version)?;
+        }
+        return Ok(u);
+    }
+    budget.set(unpack_budget(root, &claimed).map_err(bad)?);
+    let scratch = root.scratch_dir("unpack")?;
+    let result = unpack_into(&scratch, entries, &claimed, &target, pack, &bad);
+    // The scratch folder holds nothing anyone needs once adopted or refused.
+    let _ = fs::remove_dir_all(&scratch);
+    result
+}
+
+/// What a pack's first entry announced, checked against the pack's name and its own version.
+struct Claimed {
+    version: IndexVersion,
+    manifest_bytes: Vec<u8>,
+    manifest: Manifest,
+}
+
+/// Where a pack is adopted and whether it may make an older version current.
+struct Target<'a> {
+    root: &'a IndexRoot,
+    rollback: Rollback,
+}
+
+impl Target<'_> {
+    /// Whether `version`, built as `manifest` says, should replace what CURRENT names now.
+    fn decide(&self, version: &IndexVersion, manifest: &Manifest) -> Unpacked {
+        let root = self.root;
+        let previous = root
+            .current()
+            .ok()
+            .and_then(|v| root.version_dir(&v).read_manifest().ok());
+        let older = previous
+            .as_ref()
+            .is_some_and(|p| manifest.built_time() < p.built_time());
+        Unpacked {
+            version: version.clone(),
+            current: !older || self.rollback == Rollback::Allow,
+            built_at: manifest.built_at.clone(),
+            previous_built_at: previous.map(|m| m.built_at).unwrap_or_default(),
+        }
+    }
+}
+
+/// Refuses a pack without a `.sha256` beside it or whose bytes do not hash to it.
+fn check_pack_sum(pack: &Path) -> Result<(), PackError> {
     let sums = checksum_path(pack);
     let expected = match fs::read_to_string(&sums) {
         Ok(t) => t
@@ -68,23 +140,17 @@ pub fn unpack(pack: &Path, root: &IndexRoot, rollback: Rollback) -> Result<Unpac
             actual,
         });
     }
-    let bad = |reason: String| PackError::BadPack {
-        path: pack.to_owned(),
-        reason,
-    };
-    let file = File::open(pack).map_err(io_err(pack))?;
-    let zst = zstd::Decoder::new(file).map_err(io_err(pack))?;
-    // Every decompressed byte counts, headers and the tar's own extension
-    // records included (tar reads those whole, before any entry is seen):
-    // first against the manifest's limit, then against what it lists.
-    let budget = Rc::new(Cell::new(MAX_MANIFEST_BYTES + TAR_SLACK));
-    let mut archive = tar::Archive::new(Budgeted {
-        inner: zst,
-        left: Rc::clone(&budget),
-    });
-    let mut entries = archive.entries().map_err(io_err(pack))?;
-    let (version, manifest_bytes) = match entries.next() {
-        Some(first) => read_manifest_entry(first.map_err(io_err(pack))?, &bad)?,
+    Ok(())
+}
+
+/// Reads the manifest from the `first` entry; name, folder and manifest must agree on the version.
+fn read_claimed<R: io::Read>(
+    pack: &Path,
+    first: Option<io::Result<tar::Entry<'_, R>>>,
+    bad: &impl Fn(String) -> PackError,
+) -> Result<Claimed, PackError> {
+    let (version, manifest_bytes) = match first {
+        Some(first) => read_manifest_entry(first.map_err(io_err(pack))?, bad)?,
         None => return Err(bad("is empty".to_owned())),
     };
     if let Some(named) = version_from_name(pack)
@@ -94,102 +160,104 @@ pub fn unpack(pack: &Path, root: &IndexRoot, rollback: Rollback) -> Result<Unpac
             "is named for version {named} but holds version {version}"
         )));
     }
-    let claimed = crate::layout::parse_manifest(&manifest_bytes, pack)?;
-    if claimed.index_version != version {
+    let manifest = crate::layout::parse_manifest(&manifest_bytes, pack)?;
+    if manifest.index_version != version {
         return Err(bad(format!(
             "its manifest says version {}, its folder {version}",
-            claimed.index_version
+            manifest.index_version
         )));
     }
-    let published = root.version_dir(&version);
-    let decide = |manifest: &crate::Manifest| -> Result<Unpacked, PackError> {
-        let previous = root
-            .current()
-            .ok()
-            .and_then(|v| root.version_dir(&v).read_manifest().ok());
-        let older = previous
-            .as_ref()
-            .is_some_and(|p| manifest.built_time() < p.built_time());
-        Ok(Unpacked {
-            version: version.clone(),
-            current: !older || rollback == Rollback::Allow,
-            built_at: manifest.built_at.clone(),
-            previous_built_at: previous.map(|m| m.built_at).unwrap_or_default(),
-        })
-    };
-    if published.path().is_dir() {
-        // Already published: the verified copy on disk is the version, and
-        // its own manifest says how old it is, whatever the pack claims.
-        let u = decide(&published.read_manifest()?)?;
-        if u.current {
-            root.set_current(&version)?;
-        }
-        return Ok(u);
-    }
+    Ok(Claimed {
+        version,
+        manifest_bytes,
+        manifest,
+    })
+}
+
+/// The decompressed bytes the pack may take, once what its manifest lists fits limit and disk.
+fn unpack_budget(root: &IndexRoot, claimed: &Claimed) -> Result<u64, String> {
     let total = claimed
+        .manifest
         .files
         .values()
         .map(|f| f.size)
-        .fold(manifest_bytes.len() as u64, u64::saturating_add);
-    check_room(root, total).map_err(bad)?;
-    let headers = (claimed.files.len() as u64 + 2).saturating_mul(4 * TAR_BLOCK);
-    budget.set(total.saturating_add(headers).saturating_add(TAR_SLACK));
-    let scratch = root.scratch_dir("unpack")?;
-    let result = (|| {
-        let dir = scratch.join(version.as_str());
-        fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-        let target = dir.join(MANIFEST);
-        write_synced(&target, &mut &manifest_bytes[..])?;
-        // The manifest is written already; a second copy must not replace it.
-        let mut seen = std::collections::BTreeSet::from([MANIFEST.to_owned()]);
-        for entry in entries {
-            let entry = entry.map_err(io_err(pack))?;
-            let rel = entry_path(&entry, &version, &bad)?;
-            let Some(declared) = claimed.files.get(&rel) else {
-                return Err(bad(format!("entry {rel:?} is not in its manifest")));
-            };
-            if !seen.insert(rel.clone()) {
-                return Err(bad(format!("entry {rel:?} comes twice")));
-            }
-            let size = entry.header().size().map_err(io_err(pack))?;
-            // An extension record may set another size than the header's: both must agree.
-            if size != declared.size || entry.size() != size {
-                return Err(bad(format!(
-                    "entry {rel:?} is {size} bytes, its manifest says {}",
-                    declared.size
-                )));
-            }
-            let target = dir.join(&rel);
-            if let Some(parent) = target.parent() {
-                fs::create_dir_all(parent).map_err(io_err(parent))?;
-            }
-            // Bounded by the manifest whatever the header said.
-            let written = write_synced(&target, &mut io::Read::take(entry, declared.size))?;
-            if written != declared.size {
-                return Err(bad(format!(
-                    "entry {rel:?} ends after {written} of {} bytes",
-                    declared.size
-                )));
-            }
+        .fold(claimed.manifest_bytes.len() as u64, u64::saturating_add);
+    check_room(root, total)?;
+    let headers = (claimed.manifest.files.len() as u64 + 2).saturating_mul(4 * TAR_BLOCK);
+    Ok(total.saturating_add(headers).saturating_add(TAR_SLACK))
+}
+
+/// Writes the version into `scratch`, verifies it, and adopts it if `target` decides so.
+fn unpack_into<R: io::Read>(
+    scratch: &Path,
+    entries: tar::Entries<'_, R>,
+    claimed: &Claimed,
+    target: &Target<'_>,
+    pack: &Path,
+    bad: &impl Fn(String) -> PackError,
+) -> Result<Unpacked, PackError> {
+    let version = &claimed.version;
+    let dir = scratch.join(version.as_str());
+    fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+    write_synced(&dir.join(MANIFEST), &mut &claimed.manifest_bytes[..])?;
+    write_entries(&dir, entries, claimed, pack, bad)?;
+    let unpacked = VersionDir::at(dir);
+    let report = verify_version(&unpacked, version)?;
+    if !report.ok() {
+        return Err(PackError::Verify {
+            path: pack.to_owned(),
+            problems: report.problems.join("; "),
+        });
+    }
+    let u = target.decide(version, &unpacked.read_manifest()?);
+    if u.current {
+        target.root.adopt(&unpacked, version)?;
+        target.root.set_current(version)?;
+    }
+    Ok(u)
+}
+
+/// Writes the entries after the manifest, each a file the manifest lists, once, at its size.
+fn write_entries<R: io::Read>(
+    dir: &Path,
+    entries: tar::Entries<'_, R>,
+    claimed: &Claimed,
+    pack: &Path,
+    bad: &impl Fn(String) -> PackError,
+) -> Result<(), PackError> {
+    // The manifest is written already; a second copy must not replace it.
+    let mut seen = std::collections::BTreeSet::from([MANIFEST.to_owned()]);
+    for entry in entries {
+        let entry = entry.map_err(io_err(pack))?;
+        let rel = entry_path(&entry, &claimed.version, bad)?;
+        let Some(declared) = claimed.manifest.files.get(&rel) else {
+            return Err(bad(format!("entry {rel:?} is not in its manifest")));
+        };
+        if !seen.insert(rel.clone()) {
+            return Err(bad(format!("entry {rel:?} comes twice")));
         }
-        let unpacked = VersionDir::at(dir);
-        let report = verify_version(&unpacked, &version)?;
-        if !report.ok() {
-            return Err(PackError::Verify {
-                path: pack.to_owned(),
-                problems: report.problems.join("; "),
-            });
+        let size = entry.header().size().map_err(io_err(pack))?;
+        // An extension record may set another size than the header's: both must agree.
+        if size != declared.size || entry.size() != size {
+            return Err(bad(format!(
+                "entry {rel:?} is {size} bytes, its manifest says {}",
+                declared.size
+            )));
         }
-        let u = decide(&unpacked.read_manifest()?)?;
-        if u.current {
-            root.adopt(&unpacked, &version)?;
-            root.set_current(&version)?;
+        let target = dir.join(&rel);
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent).map_err(io_err(parent))?;
         }
-        Ok(u)
-    })();
-    // The scratch folder holds nothing anyone needs once adopted or refused.
-    let _ = fs::remove_dir_all(&scratch);
-    result
+        // Bounded by the manifest whatever the header said.
+        let written = write_synced(&target, &mut io::Read::take(entry, declared.size))?;
+        if written != declared.size {
+            return Err(bad(format!(
+                "entry {rel:?} ends after {written} of {} bytes",
+                declared.size
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A tar block: headers and extension records come in these.

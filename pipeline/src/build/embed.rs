@@ -196,99 +196,157 @@ pub(super) fn embed_all(
         &embedder.model().forward,
         set.model.dim,
     );
-    let mut seen = HashSet::new();
-    let missing: Vec<&RowPlan> = rows
-        .iter()
-        .filter(|r| cache.get(&r.key).is_none() && seen.insert(r.key))
-        .collect();
-    // A late chunk runs when any of its rows is missing; texts run on their own.
-    let mut run_late: Vec<usize> = missing
-        .iter()
-        .filter_map(|r| match r.job {
-            Job::Late { chunk, .. } => Some(chunk),
-            Job::Text(_) => None,
-        })
-        .collect();
-    run_late.sort_unstable();
-    run_late.dedup();
-    let texts: Vec<&RowPlan> = missing
-        .iter()
-        .copied()
-        .filter(|r| matches!(r.job, Job::Text(_)))
-        .collect();
-    let todo = run_late.len() + texts.len();
+    let pending = Pending::of(&rows, &cache);
+    let todo = pending.run_late.len() + pending.texts.len();
     reporter.stage("embedding chunks and subchunks", Some(todo as u64));
     let started = Instant::now();
-    let mut fresh: HashMap<TextKey, Vec<f32>> = HashMap::new();
-    for batch in texts.chunks(EMBED_CALL) {
-        let batch_texts: Vec<&str> = batch
-            .iter()
-            .map(|r| match &r.job {
-                Job::Text(t) => t.as_str(),
-                Job::Late { .. } => "",
-            })
-            .collect();
-        for (r, v) in batch.iter().zip(embedder.embed(&batch_texts)?) {
-            fresh.insert(r.key, v);
-        }
-        reporter.advance(batch.len() as u64);
-    }
-    // The late rows' keys, by chunk, so each pooled vector lands on its row.
-    let late_keys: HashMap<(usize, Option<usize>), TextKey> = rows
-        .iter()
-        .filter_map(|r| match r.job {
-            Job::Late { chunk, span } => Some(((chunk, span), r.key)),
-            _ => None,
-        })
-        .collect();
-    for batch in run_late.chunks(EMBED_CALL) {
-        let items: Vec<SpanText<'_>> = batch
-            .iter()
-            .map(|&c| SpanText {
-                text: &late[c].text,
-                spans: late[c].spans.clone(),
-            })
-            .collect();
-        for (&c, v) in batch.iter().zip(embedder.embed_spans(&items)?) {
-            for (k, part) in v.parts.into_iter().enumerate() {
-                // A span whose tokens were all cut off stands in with its chunk's vector.
-                let part = part.unwrap_or_else(|| v.whole.clone());
-                if let Some(key) = late_keys.get(&(c, Some(k))) {
-                    fresh.insert(*key, part);
-                }
-            }
-            if let Some(key) = late_keys.get(&(c, None)) {
-                fresh.insert(*key, v.whole);
-            }
-        }
-        reporter.advance(batch.len() as u64);
-    }
+    let mut fresh = Fresh {
+        embedder,
+        reporter,
+        vectors: HashMap::new(),
+    };
+    fresh.texts(&pending.texts)?;
+    fresh.late(&rows, &late, &pending.run_late)?;
     let embed_seconds = started.elapsed().as_secs_f64();
     reporter.finish(&format!(
         "embedded {todo} texts for {} rows ({} rows from cache) in {embed_seconds:.1}s",
-        missing.len(),
-        rows.len() - missing.len()
+        pending.missing.len(),
+        rows.len() - pending.missing.len()
     ));
     let mut vectors = Rows::new(set.model.dim);
     for r in &rows {
-        let v = fresh.get(&r.key).or_else(|| cache.get(&r.key));
+        let v = fresh.vectors.get(&r.key).or_else(|| cache.get(&r.key));
         vectors.push(v.map_or(&[], Vec::as_slice));
     }
-    let embedded_tokens = texts.iter().map(|r| u64::from(r.tokens)).sum::<u64>()
-        + run_late
-            .iter()
-            .map(|&c| u64::from(late[c].tokens))
-            .sum::<u64>();
     Ok(Embedded {
         vectors,
         stats: PartStats {
             embedded: todo,
-            cached: rows.len() - missing.len(),
-            embedded_tokens,
+            cached: rows.len() - pending.missing.len(),
+            embedded_tokens: pending.tokens(&late),
             embed_seconds,
         },
         cache: Some((cache, rows.iter().map(|r| r.key).collect())),
     })
+}
+
+/// What the model must run: the rows the cache lacks, as late chunks and texts.
+struct Pending<'a> {
+    /// The rows the cache lacks, each distinct key once.
+    missing: Vec<&'a RowPlan>,
+    /// The late chunks to run, each once, in order.
+    run_late: Vec<usize>,
+    /// The missing rows embedded from their own text.
+    texts: Vec<&'a RowPlan>,
+}
+
+impl<'a> Pending<'a> {
+    /// What of `rows` the cache lacks.
+    fn of(rows: &'a [RowPlan], cache: &EmbedCache) -> Self {
+        let mut seen = HashSet::new();
+        let missing: Vec<&RowPlan> = rows
+            .iter()
+            .filter(|r| cache.get(&r.key).is_none() && seen.insert(r.key))
+            .collect();
+        // A late chunk runs when any of its rows is missing; texts run on their own.
+        let mut run_late: Vec<usize> = missing
+            .iter()
+            .filter_map(|r| match r.job {
+                Job::Late { chunk, .. } => Some(chunk),
+                Job::Text(_) => None,
+            })
+            .collect();
+        run_late.sort_unstable();
+        run_late.dedup();
+        let texts: Vec<&RowPlan> = missing
+            .iter()
+            .copied()
+            .filter(|r| matches!(r.job, Job::Text(_)))
+            .collect();
+        Self {
+            missing,
+            run_late,
+            texts,
+        }
+    }
+
+    /// The model tokens the run costs.
+    fn tokens(&self, late: &[LateChunk]) -> u64 {
+        self.texts.iter().map(|r| u64::from(r.tokens)).sum::<u64>()
+            + self
+                .run_late
+                .iter()
+                .map(|&c| u64::from(late[c].tokens))
+                .sum::<u64>()
+    }
+}
+
+/// The vectors the model makes, by key, batch by batch (each batch reported).
+struct Fresh<'a> {
+    embedder: &'a dyn Embedder,
+    reporter: &'a dyn Reporter,
+    vectors: HashMap<TextKey, Vec<f32>>,
+}
+
+impl Fresh<'_> {
+    /// Embeds each text row from its own text.
+    fn texts(&mut self, texts: &[&RowPlan]) -> Result<(), BuildError> {
+        for batch in texts.chunks(EMBED_CALL) {
+            let batch_texts: Vec<&str> = batch
+                .iter()
+                .map(|r| match &r.job {
+                    Job::Text(t) => t.as_str(),
+                    Job::Late { .. } => "",
+                })
+                .collect();
+            for (r, v) in batch.iter().zip(self.embedder.embed(&batch_texts)?) {
+                self.vectors.insert(r.key, v);
+            }
+            self.reporter.advance(batch.len() as u64);
+        }
+        Ok(())
+    }
+
+    /// Runs each of `run_late` whole, its vector and its spans' pooled ones
+    /// landing on their rows.
+    fn late(
+        &mut self,
+        rows: &[RowPlan],
+        late: &[LateChunk],
+        run_late: &[usize],
+    ) -> Result<(), BuildError> {
+        // The late rows' keys, by chunk, so each pooled vector lands on its row.
+        let late_keys: HashMap<(usize, Option<usize>), TextKey> = rows
+            .iter()
+            .filter_map(|r| match r.job {
+                Job::Late { chunk, span } => Some(((chunk, span), r.key)),
+                _ => None,
+            })
+            .collect();
+        for batch in run_late.chunks(EMBED_CALL) {
+            let items: Vec<SpanText<'_>> = batch
+                .iter()
+                .map(|&c| SpanText {
+                    text: &late[c].text,
+                    spans: late[c].spans.clone(),
+                })
+                .collect();
+            for (&c, v) in batch.iter().zip(self.embedder.embed_spans(&items)?) {
+                for (k, part) in v.parts.into_iter().enumerate() {
+                    // A span whose tokens were all cut off stands in with its chunk's vector.
+                    let part = part.unwrap_or_else(|| v.whole.clone());
+                    if let Some(key) = late_keys.get(&(c, Some(k))) {
+                        self.vectors.insert(*key, part);
+                    }
+                }
+                if let Some(key) = late_keys.get(&(c, None)) {
+                    self.vectors.insert(*key, v.whole);
+                }
+            }
+            self.reporter.advance(batch.len() as u64);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

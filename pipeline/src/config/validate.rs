@@ -11,6 +11,8 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde_saphyr::Spanned;
 use std::path::{Path, PathBuf};
 
+/// One repository's entry checked, its errors in the order the fields are
+/// checked: url, web_url, include, exclude, ref, token_env, toolkit, groups.
 pub(super) fn validate_repo(
     path: &Path,
     base: &Path,
@@ -21,94 +23,14 @@ pub(super) fn validate_repo(
     // What is recorded and shown never carries credentials; only fetching uses them.
     let url = without_credentials(r.url.value.trim());
     let fetch_url = resolve_url(path, base, &r.url)?;
-    let web_url = match &r.web_url {
-        Some(w) => {
-            let v = w.value.trim_end_matches('/');
-            // Every citation carries this URL: a secret in it would be published.
-            if has_credentials(v) {
-                return Err(at(
-                    path,
-                    w,
-                    "web_url holds a user name or password: remove it (citations carry this URL to everyone)",
-                ));
-            }
-            if !(v.starts_with("https://") || v.starts_with("http://"))
-                || v.contains(char::is_whitespace)
-            {
-                return Err(at(
-                    path,
-                    w,
-                    format!("web_url {:?} must be an http(s) URL", redacted(v)),
-                ));
-            }
-            v.to_owned()
-        }
-        None => github_web_url(&url).ok_or_else(|| {
-            at(
-                path,
-                &r.url,
-                format!(
-                    "url {:?} is not a GitHub URL: add web_url, the page citations should link to",
-                    redacted(&url)
-                ),
-            )
-        })?,
-    };
-    let globs = |list: &[Spanned<String>]| -> Result<Option<GlobSet>, ConfigError> {
-        if list.is_empty() {
-            return Ok(None);
-        }
-        let mut b = GlobSetBuilder::new();
-        for g in list {
-            b.add(Glob::new(&g.value).map_err(|e| at(path, g, format!("bad glob: {e}")))?);
-        }
-        b.build()
-            .map(Some)
-            .map_err(|e| at(path, &list[0], format!("bad glob: {e}")))
-    };
-    let include_set = globs(&r.include)?;
-    let exclude_set = globs(&r.exclude)?.unwrap_or_else(GlobSet::empty);
-    if let Some(p) = &r.pin
-        && (p.value.trim().is_empty()
-            || p.value.contains(char::is_whitespace)
-            || p.value.contains(".."))
-    {
-        return Err(at(
-            path,
-            p,
-            format!("ref {:?} is not a branch, tag or commit", p.value),
-        ));
+    let web_url = web_url(path, &r, &url)?;
+    let include_set = glob_set(path, &r.include)?;
+    let exclude_set = glob_set(path, &r.exclude)?.unwrap_or_else(GlobSet::empty);
+    if let Some(p) = &r.pin {
+        check_pin(path, p)?;
     }
     if let Some(t) = &r.token_env {
-        let ok = t
-            .value
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
-            && t.value
-                .chars()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
-        if !ok {
-            // Not echoed: a token pasted here is exactly what must not be printed.
-            return Err(at(
-                path,
-                t,
-                "token_env must name an environment variable (A-Z, 0-9, _), not hold the token",
-            ));
-        }
-        // Over plain HTTP the token would cross the network in cleartext.
-        if url_origin(&fetch_url)
-            .is_some_and(|(scheme, host, _)| scheme == "http" && !is_loopback(&host))
-        {
-            return Err(at(
-                path,
-                t,
-                format!(
-                    "token_env needs an https:// url: {:?} would send the token in cleartext",
-                    redacted(&url)
-                ),
-            ));
-        }
+        check_token_env(path, t, &fetch_url, &url)?;
     }
     let toolkit = match &r.toolkit {
         Some(t) => {
@@ -142,6 +64,107 @@ pub(super) fn validate_repo(
         include_set,
         exclude_set,
     })
+}
+
+/// The page citations link to: `web_url` when given (checked), else the
+/// GitHub page of `url` (credentials already removed).
+fn web_url(path: &Path, r: &RawRepo, url: &str) -> Result<String, ConfigError> {
+    let Some(w) = &r.web_url else {
+        return github_web_url(url).ok_or_else(|| {
+            at(
+                path,
+                &r.url,
+                format!(
+                    "url {:?} is not a GitHub URL: add web_url, the page citations should link to",
+                    redacted(url)
+                ),
+            )
+        });
+    };
+    let v = w.value.trim_end_matches('/');
+    // Every citation carries this URL: a secret in it would be published.
+    if has_credentials(v) {
+        return Err(at(
+            path,
+            w,
+            "web_url holds a user name or password: remove it (citations carry this URL to everyone)",
+        ));
+    }
+    if !(v.starts_with("https://") || v.starts_with("http://")) || v.contains(char::is_whitespace) {
+        return Err(at(
+            path,
+            w,
+            format!("web_url {:?} must be an http(s) URL", redacted(v)),
+        ));
+    }
+    Ok(v.to_owned())
+}
+
+/// The globs of `include` or `exclude` as one set (`None` when there are none).
+fn glob_set(path: &Path, list: &[Spanned<String>]) -> Result<Option<GlobSet>, ConfigError> {
+    let Some(first) = list.first() else {
+        return Ok(None);
+    };
+    let mut b = GlobSetBuilder::new();
+    for g in list {
+        b.add(Glob::new(&g.value).map_err(|e| at(path, g, format!("bad glob: {e}")))?);
+    }
+    b.build()
+        .map(Some)
+        .map_err(|e| at(path, first, format!("bad glob: {e}")))
+}
+
+/// Whether `ref` can name a branch, tag or commit.
+fn check_pin(path: &Path, p: &Spanned<String>) -> Result<(), ConfigError> {
+    if p.value.trim().is_empty() || p.value.contains(char::is_whitespace) || p.value.contains("..")
+    {
+        return Err(at(
+            path,
+            p,
+            format!("ref {:?} is not a branch, tag or commit", p.value),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `token_env` names a variable (not the token itself) and the
+/// token would only travel encrypted (`url` is what errors show).
+fn check_token_env(
+    path: &Path,
+    t: &Spanned<String>,
+    fetch_url: &str,
+    url: &str,
+) -> Result<(), ConfigError> {
+    let ok = t
+        .value
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
+        && t.value
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    if !ok {
+        // Not echoed: a token pasted here is exactly what must not be printed.
+        return Err(at(
+            path,
+            t,
+            "token_env must name an environment variable (A-Z, 0-9, _), not hold the token",
+        ));
+    }
+    // Over plain HTTP the token would cross the network in cleartext.
+    if url_origin(fetch_url)
+        .is_some_and(|(scheme, host, _)| scheme == "http" && !is_loopback(&host))
+    {
+        return Err(at(
+            path,
+            t,
+            format!(
+                "token_env needs an https:// url: {:?} would send the token in cleartext",
+                redacted(url)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Checks the URL's form and resolves local paths against the config's folder.

@@ -4,6 +4,7 @@
 use super::{Relevant, read_golden, relevant_hit};
 use crate::engine::Engine;
 use crate::error::SearchError;
+use crate::explain::RaiseSite;
 use cairn_index::LineSpan;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -93,82 +94,92 @@ pub fn evaluate_errors(
     engine: &Engine,
     errors: &[GoldenError],
 ) -> Result<ErrorReport, SearchError> {
-    let request = |e: &GoldenError| crate::ExplainRequest {
-        text: e.text.clone(),
-        ..Default::default()
-    };
     if let Some(first) = errors.first() {
         // The first call pays for the query model's first use; time what follows.
-        engine.explain(&request(first))?;
+        engine.explain(&request(&first.text))?;
     }
     let mut outcomes = Vec::new();
     for e in errors {
-        let started = std::time::Instant::now();
-        let r = engine.explain(&request(e))?;
-        let ms = started.elapsed().as_secs_f64() * 1e3;
-        let span = |s: u32, e: u32| LineSpan { start: s, end: e };
-        let raise_rank = r
-            .raise_sites
-            .iter()
-            .position(|s| {
-                relevant_hit(
-                    &e.raise_sites,
-                    &s.at.doc_id,
-                    span(s.at.start_line, s.at.end_line),
-                )
-                .is_some()
-            })
-            .map(|i| i + 1);
-        let parsed = crate::explain::parse(&e.text);
-        let line = match parsed.exception.as_deref() {
-            Some(c) => format!("{c}: {}", parsed.message),
-            None => parsed.message.clone(),
-        };
-        let message_only_rank = engine
+        outcomes.push(error_outcome(engine, e)?);
+    }
+    Ok(report(outcomes))
+}
+
+/// The explain call a user pasting `text` sends.
+fn request(text: &str) -> crate::ExplainRequest {
+    crate::ExplainRequest {
+        text: text.to_owned(),
+        ..Default::default()
+    }
+}
+
+/// The lines `start..=end`.
+fn span(start: u32, end: u32) -> LineSpan {
+    LineSpan { start, end }
+}
+
+/// Rank (1-based) of the first of `sites` that is one of `relevant`.
+fn first_site_rank(sites: &[RaiseSite], relevant: &[Relevant]) -> Option<usize> {
+    sites
+        .iter()
+        .position(|s| {
+            relevant_hit(relevant, &s.at.doc_id, span(s.at.start_line, s.at.end_line)).is_some()
+        })
+        .map(|i| i + 1)
+}
+
+/// `e` explained (timed) in full and from its last line alone, both answers scored.
+fn error_outcome(engine: &Engine, e: &GoldenError) -> Result<ErrorOutcome, SearchError> {
+    let started = std::time::Instant::now();
+    let r = engine.explain(&request(&e.text))?;
+    let ms = started.elapsed().as_secs_f64() * 1e3;
+    let raise_rank = first_site_rank(&r.raise_sites, &e.raise_sites);
+    let parsed = crate::explain::parse(&e.text);
+    let line = match parsed.exception.as_deref() {
+        Some(c) => format!("{c}: {}", parsed.message),
+        None => parsed.message.clone(),
+    };
+    let message_only_rank = first_site_rank(
+        &engine
             .explain(&crate::ExplainRequest {
                 text: line,
                 ..Default::default()
             })?
+            .raise_sites,
+        &e.raise_sites,
+    );
+    let explain_rank = r
+        .explains
+        .iter()
+        .take(5)
+        .position(|h| {
+            relevant_hit(&e.explains, &h.doc_id, span(h.start_line, h.end_line)).is_some()
+        })
+        .map(|i| i + 1);
+    Ok(ErrorOutcome {
+        id: e.id.clone(),
+        kind: e.kind.clone(),
+        raise_rank,
+        explain_rank,
+        explain_expected: !e.explains.is_empty(),
+        sites: r
             .raise_sites
             .iter()
-            .position(|s| {
-                relevant_hit(
-                    &e.raise_sites,
-                    &s.at.doc_id,
-                    span(s.at.start_line, s.at.end_line),
-                )
-                .is_some()
-            })
-            .map(|i| i + 1);
-        let explain_rank = r
+            .map(|s| format!("{}:{}-{}", s.at.doc_id, s.at.start_line, s.at.end_line))
+            .collect(),
+        explains: r
             .explains
             .iter()
             .take(5)
-            .position(|h| {
-                relevant_hit(&e.explains, &h.doc_id, span(h.start_line, h.end_line)).is_some()
-            })
-            .map(|i| i + 1);
-        outcomes.push(ErrorOutcome {
-            id: e.id.clone(),
-            kind: e.kind.clone(),
-            raise_rank,
-            explain_rank,
-            explain_expected: !e.explains.is_empty(),
-            sites: r
-                .raise_sites
-                .iter()
-                .map(|s| format!("{}:{}-{}", s.at.doc_id, s.at.start_line, s.at.end_line))
-                .collect(),
-            explains: r
-                .explains
-                .iter()
-                .take(5)
-                .map(|h| format!("{}:{}-{}", h.doc_id, h.start_line, h.end_line))
-                .collect(),
-            ms,
-            message_only_rank,
-        });
-    }
+            .map(|h| format!("{}:{}-{}", h.doc_id, h.start_line, h.end_line))
+            .collect(),
+        ms,
+        message_only_rank,
+    })
+}
+
+/// The shares, latency percentiles and misses of every error's outcome.
+fn report(outcomes: Vec<ErrorOutcome>) -> ErrorReport {
     let share = |f: &dyn Fn(&ErrorOutcome) -> bool, of: &[&ErrorOutcome]| {
         of.iter().filter(|o| f(o)).count() as f64 / of.len().max(1) as f64
     };
@@ -190,7 +201,7 @@ pub fn evaluate_errors(
         })
         .cloned()
         .collect();
-    Ok(ErrorReport {
+    ErrorReport {
         errors: outcomes.len(),
         raise_recall_at_1: share(&|o| o.raise_rank == Some(1), &all),
         raise_recall_at_3: share(&|o| o.raise_rank.is_some_and(|r| r <= 3), &all),
@@ -201,5 +212,5 @@ pub fn evaluate_errors(
         p95_ms: pct(0.95),
         misses,
         outcomes,
-    })
+    }
 }

@@ -16,7 +16,7 @@ pub use features::{CandidateFeatures, candidate_features};
 use crate::engine::Engine;
 use crate::error::SearchError;
 use crate::filters::{Filters, Mode};
-use crate::passages::SearchRequest;
+use crate::passages::{Hit, SearchRequest};
 use crate::rank::RankedList;
 use cairn_index::LineSpan;
 use serde::{Deserialize, Serialize};
@@ -268,71 +268,103 @@ pub fn evaluate(
     let mut outcomes = Vec::new();
     let mut per: Vec<Row> = Vec::new();
     for q in queries {
-        let filters = &q.filters;
-        // A question whose filters this index cannot meet (a toolkit it
-        // lacks) is a miss, not the end of the evaluation.
-        let (hits, lists) = match engine.search_explained(&q.request(mode, k.max(10))) {
-            Ok((resp, lists)) => (resp.hits, lists),
-            Err(SearchError::Invalid { field, .. }) if Filters::FIELDS.contains(&field) => {
-                (Vec::new(), Vec::new())
-            }
-            Err(e) => return Err(e),
+        let answer = ask(engine, q, mode, k)?;
+        let scored = score(q, &answer.hits, k);
+        per.push(scored.row);
+        outcomes.push(QueryOutcome {
+            id: q.id.clone(),
+            kind: q.kind.clone(),
+            first_relevant: scored.first,
+            top: scored.top,
+            cited: scored.cited,
+            guard_failed: guard_failed(q, &answer.hits),
+            lists: list_ranks(engine, &answer.lists, &q.relevant),
+        });
+    }
+    Ok(report(mode, k, &per, outcomes))
+}
+
+/// What a golden query got back: its hits and the candidate lists before fusion.
+struct Answer {
+    hits: Vec<Hit>,
+    lists: Vec<RankedList>,
+}
+
+/// `q`'s search in `mode`, enough hits for recall@k and the top-10 figures.
+fn ask(engine: &Engine, q: &GoldenQuery, mode: Mode, k: usize) -> Result<Answer, SearchError> {
+    // A question whose filters this index cannot meet (a toolkit it
+    // lacks) is a miss, not the end of the evaluation.
+    match engine.search_explained(&q.request(mode, k.max(10))) {
+        Ok((resp, lists)) => Ok(Answer {
+            hits: resp.hits,
+            lists,
+        }),
+        Err(SearchError::Invalid { field, .. }) if Filters::FIELDS.contains(&field) => Ok(Answer {
+            hits: Vec::new(),
+            lists: Vec::new(),
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+/// One query's figures and what its outcome reports of its hits.
+struct Scored {
+    row: Row,
+    /// Rank (1-based) of the first relevant hit in the top 10.
+    first: Option<usize>,
+    /// The top k hits as `doc_id:start-end`.
+    top: Vec<String>,
+    /// The lines each top-k hit cites, as `start-end`.
+    cited: Vec<String>,
+}
+
+/// Scores `q`'s top 10 `hits` against its relevant answers.
+fn score(q: &GoldenQuery, hits: &[Hit], k: usize) -> Scored {
+    let mut matched = vec![false; q.relevant.len()];
+    let mut first = None;
+    let mut dcg = 0.0;
+    let mut top = Vec::new();
+    let mut precise = false;
+    let (mut doc, mut focus, mut lines) = (false, false, Vec::new());
+    let mut cited_lines = Vec::new();
+    for (rank, h) in hits.iter().take(10).enumerate() {
+        let span = LineSpan {
+            start: h.start_line,
+            end: h.end_line,
         };
-        let mut matched = vec![false; q.relevant.len()];
-        let mut first = None;
-        let mut dcg = 0.0;
-        let mut top = Vec::new();
-        let mut precise = false;
-        let (mut doc, mut focus, mut lines) = (false, false, Vec::new());
-        let mut cited_lines = Vec::new();
-        for (rank, h) in hits.iter().take(10).enumerate() {
-            let span = LineSpan {
-                start: h.start_line,
-                end: h.end_line,
-            };
-            let cited = match (h.focus_start, h.focus_end) {
-                (Some(start), Some(end)) => LineSpan { start, end },
-                _ => span,
-            };
-            if rank < k {
-                cited_lines.push(format!("{}-{}", cited.start, cited.end));
-                let on_cited = relevant_hit(&q.relevant, &h.doc_id, cited).is_some();
-                precise |= cited.len() <= PRECISE_LINES && on_cited;
-                focus |= on_cited;
-                doc |= q.relevant.iter().any(|r| r.doc_id == h.doc_id);
-                lines.push((span.len(), cited.len()));
-            }
-            top.push(format!("{}:{}-{}", h.doc_id, h.start_line, h.end_line));
-            if let Some(i) = relevant_hit(&q.relevant, &h.doc_id, span) {
-                first.get_or_insert(rank + 1);
-                if !matched[i] {
-                    matched[i] = true;
-                    dcg += 1.0 / ((rank + 2) as f64).log2();
-                }
+        let cited = match (h.focus_start, h.focus_end) {
+            (Some(start), Some(end)) => LineSpan { start, end },
+            _ => span,
+        };
+        if rank < k {
+            cited_lines.push(format!("{}-{}", cited.start, cited.end));
+            let on_cited = relevant_hit(&q.relevant, &h.doc_id, cited).is_some();
+            precise |= cited.len() <= PRECISE_LINES && on_cited;
+            focus |= on_cited;
+            doc |= q.relevant.iter().any(|r| r.doc_id == h.doc_id);
+            lines.push((span.len(), cited.len()));
+        }
+        top.push(format!("{}:{}-{}", h.doc_id, h.start_line, h.end_line));
+        if let Some(i) = relevant_hit(&q.relevant, &h.doc_id, span) {
+            first.get_or_insert(rank + 1);
+            if !matched[i] {
+                matched[i] = true;
+                dcg += 1.0 / ((rank + 2) as f64).log2();
             }
         }
-        let ideal: f64 = (0..q.relevant.len().min(10))
-            .map(|i| 1.0 / ((i + 2) as f64).log2())
-            .sum();
-        let leaked = hits.iter().any(|h| {
-            (!filters.toolkit.is_empty() && !filters.toolkit.contains(&h.toolkit))
-                || (!filters.doctype.is_empty()
-                    && !filters.doctype.iter().any(|d| d == h.doctype.as_str()))
-        });
-        let guard_failed = leaked
-            || hits.first().is_some_and(|h| {
-                q.never_first
-                    .iter()
-                    .any(|p| h.doc_id.starts_with(p.as_str()))
-            });
-        let recall = if first.is_some_and(|r| r <= k) {
-            1.0
-        } else {
-            0.0
-        };
-        let rr = first.map_or(0.0, |r| 1.0 / r as f64);
-        let one = |b: bool| if b { 1.0 } else { 0.0 };
-        per.push(Row {
+    }
+    let ideal: f64 = (0..q.relevant.len().min(10))
+        .map(|i| 1.0 / ((i + 2) as f64).log2())
+        .sum();
+    let recall = if first.is_some_and(|r| r <= k) {
+        1.0
+    } else {
+        0.0
+    };
+    let rr = first.map_or(0.0, |r| 1.0 / r as f64);
+    let one = |b: bool| if b { 1.0 } else { 0.0 };
+    Scored {
+        row: Row {
             kind: q.kind.clone(),
             recall,
             rr,
@@ -341,17 +373,31 @@ pub fn evaluate(
             doc: one(doc),
             focus: one(focus),
             lines,
-        });
-        outcomes.push(QueryOutcome {
-            id: q.id.clone(),
-            kind: q.kind.clone(),
-            first_relevant: first,
-            top: top.into_iter().take(k).collect(),
-            cited: cited_lines,
-            guard_failed,
-            lists: list_ranks(engine, &lists, &q.relevant),
-        });
+        },
+        first,
+        top: top.into_iter().take(k).collect(),
+        cited: cited_lines,
     }
+}
+
+/// Whether `hits` broke a guard of `q`: a hit outside its filters, or a `never_first` doc first.
+fn guard_failed(q: &GoldenQuery, hits: &[Hit]) -> bool {
+    let filters = &q.filters;
+    let leaked = hits.iter().any(|h| {
+        (!filters.toolkit.is_empty() && !filters.toolkit.contains(&h.toolkit))
+            || (!filters.doctype.is_empty()
+                && !filters.doctype.iter().any(|d| d == h.doctype.as_str()))
+    });
+    leaked
+        || hits.first().is_some_and(|h| {
+            q.never_first
+                .iter()
+                .any(|p| h.doc_id.starts_with(p.as_str()))
+        })
+}
+
+/// The report of every query's figures (averaged overall and by kind) and outcome.
+fn report(mode: Mode, k: usize, per: &[Row], outcomes: Vec<QueryOutcome>) -> EvalReport {
     // Guards check behaviour (filters, never-first); they stay out of the ranking figures.
     let all: Vec<&Row> = per.iter().filter(|p| p.kind != "guard").collect();
     let mut by_kind = BTreeMap::new();
@@ -368,14 +414,14 @@ pub fn evaluate(
         .filter(|o| o.guard_failed || o.first_relevant.is_none_or(|r| r > k))
         .cloned()
         .collect();
-    Ok(EvalReport {
+    EvalReport {
         mode,
         k,
         overall: Metrics::of(&all),
         by_kind,
         misses,
         outcomes,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -81,13 +81,9 @@ impl fmt::Display for super::ExplainResponse {
         for (i, h) in self.explains.iter().enumerate() {
             writeln!(
                 f,
-                "{:2}. {}:{}-{}  [{} {}]{}",
+                "{:2}. {}{}",
                 i + 1,
-                h.doc_id,
-                h.start_line,
-                h.end_line,
-                h.toolkit,
-                h.doctype,
+                h.headline(),
                 if h.title.is_empty() {
                     String::new()
                 } else {

@@ -2,6 +2,8 @@
 //! against every raise site's template, its frames mapped onto indexed
 //! documents, and the passages that explain it searched for.
 
+mod scope;
+
 use super::parse::parse;
 use super::{
     Cited, DEFAULT_EXPLAIN_LIMIT, ExplainRequest, ExplainResponse, Frame, History, Located,
@@ -12,10 +14,11 @@ use crate::access;
 use crate::engine::Engine;
 use crate::error::{SearchError, invalid};
 use crate::filters::{Filters, Mode};
-use crate::passages::SearchRequest;
+use crate::passages::{SearchRequest, SearchResponse};
 use crate::raises::{Match, Template};
 use crate::raises::{Message, Site};
 use cairn_index::LineSpan;
+use std::collections::HashSet;
 
 /// Where a mapped frame landed, as the engine knows it (document index, line).
 #[derive(Clone, Copy)]
@@ -30,30 +33,9 @@ impl Engine {
     pub fn explain(&self, req: &ExplainRequest) -> Result<ExplainResponse, SearchError> {
         let text = validate(req)?;
         let groups = req.groups.as_deref();
-        if let Some(t) = &req.toolkit
-            && !self
-                .snapshot()
-                .docs
-                .iter()
-                .any(|d| &d.toolkit == t && access::visible(d, groups))
-        {
-            return Err(invalid(
-                "toolkit",
-                format!("no indexed toolkit is named {t:?}"),
-            ));
-        }
+        self.check_toolkit(req.toolkit.as_deref(), groups)?;
         let parsed = parse(text);
-        let message: String = parsed.message.chars().take(MAX_MESSAGE_CHARS).collect();
-        let has_words = |s: &str| {
-            s.split(|c: char| !c.is_alphanumeric())
-                .any(|w| w.chars().count() >= 2)
-        };
-        if !has_words(&message) && parsed.exception.is_none() && parsed.frames.is_empty() {
-            return Err(invalid(
-                "text",
-                "holds no words: paste the error message or the traceback as text",
-            ));
-        }
+        let message = message_of(&parsed)?;
         let repos = self.repos_for(req.version.as_deref());
         let in_scope = |doc: u32| {
             let d = &self.snapshot().docs[doc as usize];
@@ -76,41 +58,34 @@ impl Engine {
             Some(self.snapshot().docs[doc as usize].toolkit.clone())
         });
         let query = explain_query(&parsed, &message, raise_sites.first());
-        let search = self.search(&SearchRequest {
-            query: query.clone(),
-            queries: Vec::new(),
-            limit: if req.limit == 0 {
-                DEFAULT_EXPLAIN_LIMIT
-            } else {
-                req.limit
+        let search = self.search(&explain_search(req, query.clone(), toolkit, &repos))?;
+        Ok(self.answer(
+            req,
+            Findings {
+                parsed,
+                frames,
+                raise_sites,
+                query,
+                search,
+                skipped,
             },
-            filters: Filters {
-                toolkit: toolkit.into_iter().collect(),
-                // The installed version's ref, when one was chosen over the default.
-                repo: match repos.iter().any(|r| r.contains('@'))
-                    && repos.len() <= crate::MAX_FILTER_VALUES
-                {
-                    true => repos.iter().map(|r| (*r).to_owned()).collect(),
-                    false => Vec::new(),
-                },
-                ..Filters::default()
-            },
-            threshold: None,
-            mode: Mode::Hybrid,
-            groups: req.groups.clone(),
-            deadline: req.deadline.clone(),
-        })?;
+        ))
+    }
+
+    /// The response from what an explanation found, with its notices.
+    fn answer(&self, req: &ExplainRequest, found: Findings) -> ExplainResponse {
+        let frames = found.frames;
         let mut notices = self.notices(req, &frames);
-        if skipped > 0 {
+        if found.skipped > 0 {
             notices.push(format!(
                 "the traceback has {} frames; the innermost {MAX_FRAMES} were read",
-                parsed.frames.len()
+                found.parsed.frames.len()
             ));
         }
         let mapped = frames.iter().any(|f| f.at.is_some());
         // A traceback none of whose files is indexed comes from a package this
         // index does not hold: passages that merely look alike are no answer.
-        let foreign = !frames.is_empty() && !mapped && raise_sites.is_empty();
+        let foreign = !frames.is_empty() && !mapped && found.raise_sites.is_empty();
         if foreign {
             let files: Vec<&str> = frames
                 .iter()
@@ -123,50 +98,19 @@ impl Engine {
                 files.join(", ")
             ));
         }
-        let history = History::of(&raise_sites);
-        Ok(ExplainResponse {
+        let history = History::of(&found.raise_sites);
+        ExplainResponse {
             insufficient_evidence: foreign
-                || (raise_sites.is_empty() && !mapped && search.insufficient_evidence),
-            parsed,
-            raise_sites,
+                || (found.raise_sites.is_empty() && !mapped && found.search.insufficient_evidence),
+            parsed: found.parsed,
+            raise_sites: found.raise_sites,
             frames,
-            explains: search.hits,
-            query,
+            explains: found.search.hits,
+            query: found.query,
             history,
             notices,
             index_version: self.snapshot().version.to_string(),
-        })
-    }
-
-    /// The repository entries an error is looked for in: each repository's
-    /// default ref, except where another indexed ref is the installed
-    /// `version` (`v3.1.6` for 3.1.6): then that ref instead.
-    fn repos_for(&self, version: Option<&str>) -> std::collections::HashSet<&str> {
-        let bare = |v: &str| v.trim_start_matches(['v', 'V']).to_owned();
-        let wanted = version.map(bare);
-        let records = &self.snapshot().manifest.repos;
-        let chosen: Vec<&str> = records
-            .iter()
-            .filter(|r| {
-                access::repo_ref(r).1
-                    && wanted.as_deref() == Some(bare(access::repo_ref(r).0).as_str())
-            })
-            .map(|r| r.name.as_str())
-            .collect();
-        records
-            .iter()
-            .filter(|r| {
-                let base = r.name.split_once('@').map_or(r.name.as_str(), |(b, _)| b);
-                let replaced = chosen
-                    .iter()
-                    .any(|c| c.split_once('@').is_some_and(|(b, _)| b == base));
-                match access::repo_ref(r).1 {
-                    true => chosen.contains(&r.name.as_str()),
-                    false => !replaced,
-                }
-            })
-            .map(|r| r.name.as_str())
-            .collect()
+        }
     }
 
     /// The document a printed path names (the longest path suffix shared, at
@@ -438,6 +382,66 @@ fn validate(req: &ExplainRequest) -> Result<&str, SearchError> {
         return Err(invalid("version", "must be 1 to 64 characters"));
     }
     Ok(text)
+}
+
+/// What an explanation found, for the response to report.
+struct Findings {
+    parsed: ParsedError,
+    frames: Vec<MappedFrame>,
+    raise_sites: Vec<RaiseSite>,
+    query: String,
+    search: SearchResponse,
+    /// Outer frames left unread.
+    skipped: usize,
+}
+
+/// The part of the message the matcher reads, or why the text gives nothing to go by.
+fn message_of(parsed: &ParsedError) -> Result<String, SearchError> {
+    let message: String = parsed.message.chars().take(MAX_MESSAGE_CHARS).collect();
+    let has_words = |s: &str| {
+        s.split(|c: char| !c.is_alphanumeric())
+            .any(|w| w.chars().count() >= 2)
+    };
+    if !has_words(&message) && parsed.exception.is_none() && parsed.frames.is_empty() {
+        return Err(invalid(
+            "text",
+            "holds no words: paste the error message or the traceback as text",
+        ));
+    }
+    Ok(message)
+}
+
+/// The search for passages that explain the error, within `toolkit` and `repos`.
+fn explain_search(
+    req: &ExplainRequest,
+    query: String,
+    toolkit: Option<String>,
+    repos: &HashSet<&str>,
+) -> SearchRequest {
+    SearchRequest {
+        query,
+        queries: Vec::new(),
+        limit: if req.limit == 0 {
+            DEFAULT_EXPLAIN_LIMIT
+        } else {
+            req.limit
+        },
+        filters: Filters {
+            toolkit: toolkit.into_iter().collect(),
+            // The installed version's ref, when one was chosen over the default.
+            repo: match repos.iter().any(|r| r.contains('@'))
+                && repos.len() <= crate::MAX_FILTER_VALUES
+            {
+                true => repos.iter().map(|r| (*r).to_owned()).collect(),
+                false => Vec::new(),
+            },
+            ..Filters::default()
+        },
+        threshold: None,
+        mode: Mode::Hybrid,
+        groups: req.groups.clone(),
+        deadline: req.deadline.clone(),
+    }
 }
 
 /// The search seeded with the parsed parts: the class, the raising function, the message.

@@ -187,16 +187,7 @@ impl Engine {
     pub fn grep(&self, req: &GrepRequest) -> Result<GrepResponse, SearchError> {
         let pattern = Pattern::new(req)?;
         access::check_filters(&self.snap, &req.filters, req.groups.as_deref())?;
-        let limit = match req.limit {
-            0 => DEFAULT_GREP_LIMIT,
-            n if n > MAX_GREP_LIMIT => {
-                return Err(invalid("limit", format!("at most {MAX_GREP_LIMIT}")));
-            }
-            n => n,
-        };
-        if req.context > MAX_CONTEXT {
-            return Err(invalid("context", format!("at most {MAX_CONTEXT} lines")));
-        }
+        let limit = grep_limit(req)?;
         let glob = req.path.as_deref().map(path_glob).transpose()?;
         let start = req
             .cursor
@@ -205,32 +196,20 @@ impl Engine {
             .transpose()?
             .unwrap_or(Cursor { rank: 0, line: 0 });
         let allowed = access::allowed_docs(&self.snap, &req.filters, req.groups.as_deref());
-        // The documents that may hold a match (all, without trigrams); the
-        // walk below only ever visits allowed ones.
-        let may_match: Option<Vec<bool>> = self
-            .snap
-            .trigrams
-            .as_ref()
-            .and_then(|t| t.candidates(&pattern.query))
-            .map(|candidates| {
-                let mut keep = vec![false; allowed.len()];
-                for d in candidates {
-                    if let Some(k) = keep.get_mut(d as usize) {
-                        *k = true;
-                    }
-                }
-                keep
-            });
-        let mut out = GrepResponse {
-            pattern: req.pattern.clone(),
-            files: Vec::new(),
-            matches: 0,
-            truncated: None,
-            next_cursor: None,
-            documents_read: 0,
-            index_version: self.snap.version.to_string(),
+        let may_match = self.may_match(&pattern, allowed.len());
+        let mut page = Page {
+            out: GrepResponse {
+                pattern: req.pattern.clone(),
+                files: Vec::new(),
+                matches: 0,
+                truncated: None,
+                next_cursor: None,
+                documents_read: 0,
+                index_version: self.snap.version.to_string(),
+            },
+            bytes: 0,
+            limit,
         };
-        let mut bytes = 0usize;
         // A cursor's rank counts only the documents this caller and these
         // filters allow: counting all of them would tell how many hidden
         // documents sort between two visible ones.
@@ -243,122 +222,220 @@ impl Engine {
                 continue;
             }
             if req.deadline.passed() {
-                out.truncated = Some(GrepCap::Deadline);
-                out.next_cursor = Some(self.cursor(&Cursor { rank, line: 0 }));
+                page.stop(GrepCap::Deadline, self.cursor(&Cursor { rank, line: 0 }));
                 break;
             }
-            out.documents_read += 1;
+            page.out.documents_read += 1;
             let Ok(text) = std::str::from_utf8(self.snap.doc_bytes(doc)) else {
                 continue;
             };
-            // The lines matched, each with the raw line it cites: a
-            // notebook's are its cells' decoded source, others their own.
-            let lines: Vec<(u32, &str)> = match self.notebook(doc) {
-                Some(nb) => nb
-                    .cells
-                    .iter()
-                    .flat_map(|c| c.lines.iter().map(|l| (l.raw, l.text.as_str())))
-                    .collect(),
-                None => {
-                    // Whole-text first: most candidates hold no match, and one
-                    // pass finds that; in blocks of whole lines, so a slow
-                    // pattern over a large file still meets the deadline.
-                    match any_line_matches(text, &pattern.line, &req.deadline) {
-                        Some(true) => {}
-                        Some(false) => continue,
-                        None => {
-                            out.truncated = Some(GrepCap::Deadline);
-                            out.next_cursor = Some(self.cursor(&Cursor { rank, line: 0 }));
-                            break;
-                        }
-                    }
-                    let count = self.snap.line_index(doc).line_count() as usize;
-                    text.split('\n')
-                        .take(count)
-                        .enumerate()
-                        .map(|(i, l)| (i as u32 + 1, l))
-                        .collect()
+            let lines = match self.doc_lines(doc, text, &pattern, &req.deadline) {
+                DocLines::Lines(lines) => lines,
+                DocLines::NoMatch => continue,
+                DocLines::Deadline => {
+                    page.stop(GrepCap::Deadline, self.cursor(&Cursor { rank, line: 0 }));
+                    break;
                 }
             };
             // The cursor counts positions in `lines` (a notebook's raw line can hold several).
             let from = if rank == start.rank { start.line } else { 0 };
-            let mut file = GrepFile {
-                doc_id: d.doc_id.to_string(),
-                toolkit: d.toolkit.clone(),
-                doctype: d.doctype,
-                matches: Vec::new(),
+            let scan = DocScan {
+                doc,
+                rank,
+                from,
+                lines: &lines,
             };
-            for (i, (n, line)) in lines.iter().enumerate().skip(from as usize) {
-                if i % LINES_PER_CHECK == 0 && i > from as usize && req.deadline.passed() {
-                    // This file's matches so far are kept; the next page starts here.
-                    out.truncated = Some(GrepCap::Deadline);
-                    out.next_cursor = Some(self.cursor(&Cursor {
-                        rank,
-                        line: i as u32,
-                    }));
-                    break;
-                }
-                if !pattern.line.is_match(line) {
-                    continue;
-                }
-                let ctx = req.context as usize;
-                let cut = |l: &(u32, &str)| l.1.chars().take(MAX_LINE_CHARS).collect::<String>();
-                let around = &lines[i.saturating_sub(ctx)..(i + 1 + ctx).min(lines.len())];
-                let before: Vec<String> = lines[i.saturating_sub(ctx)..i].iter().map(cut).collect();
-                let after: Vec<String> = lines[i + 1..(i + 1 + ctx).min(lines.len())]
-                    .iter()
-                    .map(cut)
-                    .collect();
-                let span = LineSpan {
-                    start: around.first().map_or(*n, |l| l.0),
-                    end: around.last().map_or(*n, |l| l.0),
-                };
-                let (github_url, permalink) = self.links(doc, span);
-                let m = GrepMatch {
-                    line: *n,
-                    text: cut(&(*n, line)),
-                    start_line: span.start,
-                    end_line: span.end,
-                    before,
-                    after,
-                    github_url,
-                    permalink,
-                };
-                bytes += m.text.len()
-                    + m.before
-                        .iter()
-                        .chain(&m.after)
-                        .map(String::len)
-                        .sum::<usize>();
-                let position = i as u32 + 1;
-                if bytes > MAX_TEXT_BYTES && out.matches > 0 {
-                    out.truncated = Some(GrepCap::Bytes);
-                    out.next_cursor = Some(self.cursor(&Cursor {
-                        rank,
-                        line: position - 1,
-                    }));
-                    break;
-                }
-                file.matches.push(m);
-                out.matches += 1;
-                if out.matches == limit {
-                    out.truncated = Some(GrepCap::Matches);
-                    out.next_cursor = Some(self.cursor(&Cursor {
-                        rank,
-                        line: position,
-                    }));
-                    break;
-                }
-            }
+            let file = self.match_lines(&mut page, &scan, req, &pattern);
             if !file.matches.is_empty() {
-                out.files.push(file);
+                page.out.files.push(file);
             }
-            if out.truncated.is_some() {
+            if page.out.truncated.is_some() {
                 break;
             }
         }
-        Ok(out)
+        Ok(page.out)
     }
+
+    /// The documents that may hold a match by the trigram index (`None`: all may).
+    fn may_match(&self, pattern: &Pattern, docs: usize) -> Option<Vec<bool>> {
+        // The walk only ever visits allowed documents, so this need not mask them.
+        self.snap
+            .trigrams
+            .as_ref()
+            .and_then(|t| t.candidates(&pattern.query))
+            .map(|candidates| {
+                let mut keep = vec![false; docs];
+                for d in candidates {
+                    if let Some(k) = keep.get_mut(d as usize) {
+                        *k = true;
+                    }
+                }
+                keep
+            })
+    }
+
+    /// The lines of `doc` to match, each with the raw line it cites.
+    fn doc_lines<'t>(
+        &'t self,
+        doc: u32,
+        text: &'t str,
+        pattern: &Pattern,
+        deadline: &crate::Deadline,
+    ) -> DocLines<'t> {
+        // A notebook's lines are its cells' decoded source, others' their own.
+        if let Some(nb) = self.notebook(doc) {
+            return DocLines::Lines(
+                nb.cells
+                    .iter()
+                    .flat_map(|c| c.lines.iter().map(|l| (l.raw, l.text.as_str())))
+                    .collect(),
+            );
+        }
+        // Whole-text first: most candidates hold no match, and one
+        // pass finds that; in blocks of whole lines, so a slow
+        // pattern over a large file still meets the deadline.
+        match any_line_matches(text, &pattern.line, deadline) {
+            Some(true) => {}
+            Some(false) => return DocLines::NoMatch,
+            None => return DocLines::Deadline,
+        }
+        let count = self.snap.line_index(doc).line_count() as usize;
+        DocLines::Lines(
+            text.split('\n')
+                .take(count)
+                .enumerate()
+                .map(|(i, l)| (i as u32 + 1, l))
+                .collect(),
+        )
+    }
+
+    /// One document's matches from `scan.from` on, until the page fills or the deadline passes.
+    fn match_lines(
+        &self,
+        page: &mut Page,
+        scan: &DocScan<'_>,
+        req: &GrepRequest,
+        pattern: &Pattern,
+    ) -> GrepFile {
+        let d = &self.snap.docs[scan.doc as usize];
+        let mut file = GrepFile {
+            doc_id: d.doc_id.to_string(),
+            toolkit: d.toolkit.clone(),
+            doctype: d.doctype,
+            matches: Vec::new(),
+        };
+        let (rank, from) = (scan.rank, scan.from);
+        for (i, (_, line)) in scan.lines.iter().enumerate().skip(from as usize) {
+            if i % LINES_PER_CHECK == 0 && i > from as usize && req.deadline.passed() {
+                // This file's matches so far are kept; the next page starts here.
+                let line = i as u32;
+                page.stop(GrepCap::Deadline, self.cursor(&Cursor { rank, line }));
+                break;
+            }
+            if !pattern.line.is_match(line) {
+                continue;
+            }
+            let m = self.grep_match(scan, i, req.context as usize);
+            page.bytes += m.text.len()
+                + m.before
+                    .iter()
+                    .chain(&m.after)
+                    .map(String::len)
+                    .sum::<usize>();
+            let position = i as u32 + 1;
+            if page.bytes > MAX_TEXT_BYTES && page.out.matches > 0 {
+                let line = position - 1;
+                page.stop(GrepCap::Bytes, self.cursor(&Cursor { rank, line }));
+                break;
+            }
+            file.matches.push(m);
+            page.out.matches += 1;
+            if page.out.matches == page.limit {
+                let line = position;
+                page.stop(GrepCap::Matches, self.cursor(&Cursor { rank, line }));
+                break;
+            }
+        }
+        file
+    }
+
+    /// The match at position `i` of `scan.lines`, with `ctx` lines of context either side.
+    fn grep_match(&self, scan: &DocScan<'_>, i: usize, ctx: usize) -> GrepMatch {
+        let lines = scan.lines;
+        let (n, line) = lines[i];
+        let cut = |l: &(u32, &str)| l.1.chars().take(MAX_LINE_CHARS).collect::<String>();
+        let around = &lines[i.saturating_sub(ctx)..(i + 1 + ctx).min(lines.len())];
+        let before: Vec<String> = lines[i.saturating_sub(ctx)..i].iter().map(cut).collect();
+        let after: Vec<String> = lines[i + 1..(i + 1 + ctx).min(lines.len())]
+            .iter()
+            .map(cut)
+            .collect();
+        let span = LineSpan {
+            start: around.first().map_or(n, |l| l.0),
+            end: around.last().map_or(n, |l| l.0),
+        };
+        let (github_url, permalink) = self.links(scan.doc, span);
+        GrepMatch {
+            line: n,
+            text: cut(&(n, line)),
+            start_line: span.start,
+            end_line: span.end,
+            before,
+            after,
+            github_url,
+            permalink,
+        }
+    }
+}
+
+/// A page of matches as it fills: the answer so far, the text bytes it
+/// returns, and the most matches it may hold.
+struct Page {
+    out: GrepResponse,
+    bytes: usize,
+    limit: usize,
+}
+
+impl Page {
+    /// Ends the page early at `cap`; the next one starts from `cursor`.
+    fn stop(&mut self, cap: GrepCap, cursor: String) {
+        self.out.truncated = Some(cap);
+        self.out.next_cursor = Some(cursor);
+    }
+}
+
+/// One document's lines being matched: where it stands in the walk and
+/// the position of its lines the page starts from.
+struct DocScan<'t> {
+    doc: u32,
+    rank: usize,
+    from: u32,
+    lines: &'t [(u32, &'t str)],
+}
+
+/// What a document offers the line-by-line match.
+enum DocLines<'t> {
+    /// Its lines, each with the raw line it cites.
+    Lines(Vec<(u32, &'t str)>),
+    /// The whole-text pass found no match: nothing to read line by line.
+    NoMatch,
+    /// The deadline passed during the whole-text pass.
+    Deadline,
+}
+
+/// The page size `req` asks for, once its limit and context are in range.
+fn grep_limit(req: &GrepRequest) -> Result<usize, SearchError> {
+    let limit = match req.limit {
+        0 => DEFAULT_GREP_LIMIT,
+        n if n > MAX_GREP_LIMIT => {
+            return Err(invalid("limit", format!("at most {MAX_GREP_LIMIT}")));
+        }
+        n => n,
+    };
+    if req.context > MAX_CONTEXT {
+        return Err(invalid("context", format!("at most {MAX_CONTEXT} lines")));
+    }
+    Ok(limit)
 }
 
 /// The matcher of a `path` glob, or why it is refused (422 naming `path`):

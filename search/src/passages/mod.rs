@@ -159,6 +159,22 @@ pub struct SearchResponse {
     pub built_at: String,
 }
 
+impl Hit {
+    /// The hit as the text forms name it: the lines to read first (its
+    /// focus, inside the passage cited), then its toolkit and doctype:
+    /// `doc_id:fs-fe (in start-end)  [toolkit doctype]`.
+    pub fn headline(&self) -> String {
+        let cited = match (self.focus_start, self.focus_end) {
+            (Some(fs), Some(fe)) => format!(
+                "{}:{fs}-{fe} (in {}-{})",
+                self.doc_id, self.start_line, self.end_line
+            ),
+            _ => format!("{}:{}-{}", self.doc_id, self.start_line, self.end_line),
+        };
+        format!("{cited}  [{} {}]", self.toolkit, self.doctype)
+    }
+}
+
 impl fmt::Display for SearchResponse {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(n) = &self.notice {
@@ -168,22 +184,11 @@ impl fmt::Display for SearchResponse {
             writeln!(f, "insufficient evidence: nothing answers this confidently")?;
         }
         for (i, h) in self.hits.iter().enumerate() {
-            // The lines to read first: the focus, inside the passage cited.
-            let cited = match (h.focus_start, h.focus_end) {
-                (Some(fs), Some(fe)) => {
-                    format!(
-                        "{}:{fs}-{fe} (in {}-{})",
-                        h.doc_id, h.start_line, h.end_line
-                    )
-                }
-                _ => format!("{}:{}-{}", h.doc_id, h.start_line, h.end_line),
-            };
             writeln!(
                 f,
-                "{:2}. {cited}  [{} {}]  score {:.4} (bm25 {:.2}, cos {:.3}, w {:.2})",
+                "{:2}. {}  score {:.4} (bm25 {:.2}, cos {:.3}, w {:.2})",
                 i + 1,
-                h.toolkit,
-                h.doctype,
+                h.headline(),
                 h.score,
                 h.breakdown.bm25,
                 h.breakdown.vector,

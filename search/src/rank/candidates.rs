@@ -3,7 +3,7 @@
 //! (The lexical lists, BM25 and identifiers, are in `lexical`.)
 
 use cairn_index::Snapshot;
-use cairn_index::ann::AnnIndex;
+use cairn_index::ann::{AnnIndex, Partition};
 use cairn_index::vectors::Vectors;
 pub use cairn_index::vectors::{best_first, dot};
 
@@ -150,101 +150,182 @@ pub fn vector_lists(
     groups: Option<&[String]>,
     how: &VectorSearch,
 ) -> Vec<VectorLists> {
-    let exact = |mask: &[bool]| {
-        (
-            top(&chunk_cosines(rows, query, mask), mask, k),
-            top(&subchunk_cosines(rows, query, mask), mask, k),
-        )
-    };
     let Some(ann) = rows.ann() else {
-        return masks.iter().map(|m| exact(m)).collect();
+        return masks
+            .iter()
+            .map(|m| exact_lists(rows, query, m, k))
+            .collect();
     };
     let listed: Vec<bool> = masks.iter().map(|m| uses_ann(rows, m, how)).collect();
-    let chunk_exact = |c: u32| dot(rows.chunk_rows().row(c as usize), query);
-    let subchunk_exact = |s: u32| dot(rows.subchunk_rows().row(s as usize), query);
     let mut found: Vec<VectorLists> = vec![(Vec::new(), Vec::new()); masks.len()];
     // Chunks have about 1.5 subchunks each, and several of a chunk's
     // subchunks may come back: ask for more so k chunks remain.
     let (want, want_sub) = (k * how.oversample, 2 * k * how.oversample);
+    let scan = AnnScan {
+        rows,
+        query,
+        masks,
+        listed: &listed,
+        want,
+        want_sub,
+    };
     for part in ann
         .partitions
         .iter()
         .filter(|p| crate::access::visible_groups(&p.groups, groups))
     {
-        // The scopes that read this partition's lists: each one's mask, and
-        // whether it allows the whole partition (then no row is looked up).
-        let mut keeps: Vec<(usize, bool, &[bool])> = Vec::new();
-        for (i, mask) in masks.iter().enumerate().filter(|(i, _)| listed[*i]) {
+        let keeps = scan.scopes_of(part, &mut found);
+        if keeps.is_empty() {
+            continue;
+        }
+        scan.search_partition(part, &keeps, &mut found);
+    }
+    found
+        .into_iter()
+        .zip(masks)
+        .zip(&listed)
+        .map(|(((chunks, subchunks), mask), &listed)| {
+            if !listed {
+                return exact_lists(rows, query, mask, k);
+            }
+            scan.finish(chunks, subchunks, k, how.exact_top)
+        })
+        .collect()
+}
+
+/// A scope's two lists by the exact scan of the rows `mask` allows.
+fn exact_lists(rows: &impl VectorRows, query: &[f32], mask: &[bool], k: usize) -> VectorLists {
+    (
+        top(&chunk_cosines(rows, query, mask), mask, k),
+        top(&subchunk_cosines(rows, query, mask), mask, k),
+    )
+}
+
+/// What one [`vector_lists`] call through the approximate index reads:
+/// the rows, the query, each scope's mask and whether it uses the index,
+/// and how many candidates each list asks for.
+struct AnnScan<'a, R: VectorRows> {
+    rows: &'a R,
+    query: &'a [f32],
+    masks: &'a [&'a [bool]],
+    listed: &'a [bool],
+    want: usize,
+    want_sub: usize,
+}
+
+/// A scope that reads a partition's lists: its place among the masks, its
+/// mask, and whether it allows the whole partition (then no row is looked up).
+#[derive(Clone, Copy)]
+struct Keep<'m> {
+    scope: usize,
+    whole: bool,
+    mask: &'m [bool],
+}
+
+/// A scope's filter over one partition's rows.
+type KeepFn<'k> = Box<dyn Fn(u32) -> bool + 'k>;
+
+impl<'a, R: VectorRows> AnnScan<'a, R> {
+    /// Chunk `c`'s cosine with the query, from its f32 row.
+    fn chunk_exact(&self, c: u32) -> f32 {
+        dot(self.rows.chunk_rows().row(c as usize), self.query)
+    }
+
+    /// Subchunk `s`'s cosine with the query, from its f32 row.
+    fn subchunk_exact(&self, s: u32) -> f32 {
+        dot(self.rows.subchunk_rows().row(s as usize), self.query)
+    }
+
+    /// The scopes that read `part`'s lists; one keeping few of its rows scans them into `found`.
+    fn scopes_of(&self, part: &Partition, found: &mut [VectorLists]) -> Vec<Keep<'a>> {
+        let mut keeps: Vec<Keep<'a>> = Vec::new();
+        for (i, mask) in self
+            .masks
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.listed[*i])
+        {
             let allowed = |c: u32| mask.get(c as usize).copied().unwrap_or(false);
             let kept = part.chunk_keys.iter().filter(|&&c| allowed(c)).count();
             if kept == 0 {
                 continue;
             }
             if kept * SEARCH_MIN_SHARE >= part.chunk_keys.len() {
-                keeps.push((i, kept == part.chunk_keys.len(), mask));
+                keeps.push(Keep {
+                    scope: i,
+                    whole: kept == part.chunk_keys.len(),
+                    mask,
+                });
             } else {
                 let (chunks, subchunks) = &mut found[i];
                 chunks.extend(
                     part.chunk_keys
                         .iter()
                         .filter(|&&c| allowed(c))
-                        .map(|&c| (c, chunk_exact(c))),
+                        .map(|&c| (c, self.chunk_exact(c))),
                 );
                 subchunks.extend(
                     part.subchunk_keys
                         .iter()
-                        .filter(|&&s| allowed(rows.chunk_of(s as usize)))
-                        .map(|&s| (s, subchunk_exact(s))),
+                        .filter(|&&s| allowed(self.rows.chunk_of(s as usize)))
+                        .map(|&s| (s, self.subchunk_exact(s))),
                 );
             }
         }
-        if keeps.is_empty() {
-            continue;
-        }
-        type Keep<'k> = Box<dyn Fn(u32) -> bool + 'k>;
+        keeps
+    }
+
+    /// Reads `part`'s nearest lists once for all of `keeps`, onto their lists in `found`.
+    fn search_partition(&self, part: &Partition, keeps: &[Keep<'a>], found: &mut [VectorLists]) {
+        let rows = self.rows;
         let allows = |mask: &[bool], c: u32| mask.get(c as usize).copied().unwrap_or(false);
-        let by_chunk: Vec<Keep<'_>> = keeps
+        let by_chunk: Vec<KeepFn<'_>> = keeps
             .iter()
-            .map(|&(_, whole, mask)| Box::new(move |c: u32| whole || allows(mask, c)) as Keep<'_>)
+            .map(|&Keep { whole, mask, .. }| {
+                Box::new(move |c: u32| whole || allows(mask, c)) as KeepFn<'_>
+            })
             .collect();
-        let by_subchunk: Vec<Keep<'_>> = keeps
+        let by_subchunk: Vec<KeepFn<'_>> = keeps
             .iter()
-            .map(|&(_, whole, mask)| {
-                Box::new(move |s: u32| whole || allows(mask, rows.chunk_of(s as usize))) as Keep<'_>
+            .map(|&Keep { whole, mask, .. }| {
+                Box::new(move |s: u32| whole || allows(mask, rows.chunk_of(s as usize)))
+                    as KeepFn<'_>
             })
             .collect();
         let by_chunk: Vec<&dyn Fn(u32) -> bool> = by_chunk.iter().map(|f| f.as_ref()).collect();
         let by_subchunk: Vec<&dyn Fn(u32) -> bool> =
             by_subchunk.iter().map(|f| f.as_ref()).collect();
-        let chunks = part.chunks.search_scopes(query, want, &by_chunk);
-        let subchunks = part.subchunks.search_scopes(query, want_sub, &by_subchunk);
-        for (((i, _, _), c), s) in keeps.iter().zip(chunks).zip(subchunks) {
-            found[*i].0.extend(c);
-            found[*i].1.extend(s);
+        let chunks = part.chunks.search_scopes(self.query, self.want, &by_chunk);
+        let subchunks = part
+            .subchunks
+            .search_scopes(self.query, self.want_sub, &by_subchunk);
+        for ((keep, c), s) in keeps.iter().zip(chunks).zip(subchunks) {
+            found[keep.scope].0.extend(c);
+            found[keep.scope].1.extend(s);
         }
     }
-    found
-        .into_iter()
-        .zip(masks)
-        .zip(listed)
-        .map(|(((chunks, subchunks), mask), listed)| {
-            if !listed {
-                return exact(mask);
-            }
-            let chunks = exact_head(chunks, how.exact_top, chunk_exact);
-            let mut best: std::collections::HashMap<u32, f32> = std::collections::HashMap::new();
-            for (s, d) in exact_head(subchunks, how.exact_top, subchunk_exact) {
-                let b = best
-                    .entry(rows.chunk_of(s as usize))
-                    .or_insert(f32::NEG_INFINITY);
-                *b = b.max(d);
-            }
-            (
-                best_first(chunks, k),
-                best_first(best.into_iter().collect(), k),
-            )
-        })
-        .collect()
+
+    /// A scope's `k`-long lists from its approximate candidates, each head re-scored exactly.
+    fn finish(
+        &self,
+        chunks: Vec<(u32, f32)>,
+        subchunks: Vec<(u32, f32)>,
+        k: usize,
+        exact_top: usize,
+    ) -> VectorLists {
+        let chunks = exact_head(chunks, exact_top, |c| self.chunk_exact(c));
+        let mut best: std::collections::HashMap<u32, f32> = std::collections::HashMap::new();
+        for (s, d) in exact_head(subchunks, exact_top, |s| self.subchunk_exact(s)) {
+            let b = best
+                .entry(self.rows.chunk_of(s as usize))
+                .or_insert(f32::NEG_INFINITY);
+            *b = b.max(d);
+        }
+        (
+            best_first(chunks, k),
+            best_first(best.into_iter().collect(), k),
+        )
+    }
 }
 
 /// `list` best first, its first `n` scored again by `exact` and put back in

@@ -114,26 +114,26 @@ async fn answer(
 
 /// The call a request makes: its caller, deadline and trace id.
 pub(crate) fn call(state: &AppState, req: &HttpRequest) -> Call {
-    Call {
-        engine: state.live.current(),
-        caller: req
-            .extensions()
-            .get::<Caller>()
-            .cloned()
-            .unwrap_or_else(Caller::anonymous),
-        anonymous: req.extensions().contains::<super::Anonymous>(),
-        pool: Some(state.pool.clone()),
-        payer: req.extensions().get::<crate::costs::Payer>().cloned(),
-        deadline: cairn_search::Deadline::at(state.deadline_at()),
-        trace_id: req
-            .extensions()
-            .get::<TraceId>()
-            .map(|t| t.0.clone())
-            .unwrap_or_default(),
-        instance: req.path().to_owned(),
-        text: false,
-        versions: Some(Arc::clone(&state.live) as Arc<dyn crate::ops::Versions>),
-    }
+    let ext = req.extensions();
+    let caller = ext
+        .get::<Caller>()
+        .cloned()
+        .unwrap_or_else(Caller::anonymous);
+    Call::new(state.live.current(), caller, req.path())
+        .on(
+            state.pool.clone(),
+            cairn_search::Deadline::at(state.deadline_at()),
+        )
+        .paid_by(
+            ext.get::<crate::costs::Payer>().cloned(),
+            ext.contains::<super::Anonymous>(),
+        )
+        .traced(
+            ext.get::<TraceId>()
+                .map(|t| t.0.clone())
+                .unwrap_or_default(),
+        )
+        .versions(Arc::clone(&state.live) as Arc<dyn crate::ops::Versions>)
 }
 
 /// A POST body: JSON (when a content type is given, it must say so).

@@ -11,6 +11,7 @@
 //! This module depends on the search library and on [`crate::problem`],
 //! [`crate::pool`] and [`crate::costs`] only; the connectors depend on it.
 
+mod call;
 pub mod chatgpt_search;
 pub mod context;
 pub mod definitions;
@@ -29,11 +30,10 @@ pub mod set_weight;
 pub mod tree;
 pub mod version;
 
+pub use call::{Anonymous, Call, Versions, new_trace_id};
+
 use crate::costs::Payer;
-use crate::pool::CpuPool;
 use crate::problem::{ApiError, parse_json};
-use cairn_index::IndexVersion;
-use cairn_search::{Caller, Deadline, Engine, RetrieveResponse, SearchError, SpanRequest};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -78,6 +78,8 @@ pub struct PassageRef {
     pub title: String,
     /// The index version that cited it.
     pub version: String,
+    /// Its focus, the lines to read first, where the answer names one.
+    pub focus: Option<(u32, u32)>,
 }
 
 /// What an operation is and where it is offered.
@@ -323,99 +325,6 @@ pub fn public_paths() -> impl Iterator<Item = &'static str> {
         .iter()
         .filter(|o| o.meta.who == Who::Public)
         .flat_map(|o| o.meta.routes.iter().map(|r| r.path))
-}
-
-/// A fresh id naming one call in logs and problem bodies.
-pub fn new_trace_id() -> String {
-    let mut b = [0u8; 16];
-    rand::RngCore::fill_bytes(&mut rand::rng(), &mut b);
-    hex::encode(b)
-}
-
-/// Marks a request that presented no valid credentials (a public route's
-/// or `--public-read`'s anonymous caller): the HTTP middleware sets it,
-/// handlers and MCP calls read it into [`Call::anonymous`].
-#[derive(Clone, Copy, Debug)]
-pub struct Anonymous;
-
-/// Everything one call needs besides its arguments.
-#[derive(Clone)]
-pub struct Call {
-    /// The engine answering (held until the answer is built).
-    pub engine: Arc<Engine>,
-    /// Who is asking.
-    pub caller: Caller,
-    /// The caller presented no credentials (a public route's probe).
-    pub anonymous: bool,
-    /// Where CPU work runs (`None`: on the calling thread, as the CLI does).
-    pub pool: Option<CpuPool>,
-    /// Who pays for its CPU work (`None`: nobody, as for the CLI).
-    pub payer: Option<Payer>,
-    /// When the answer stops being wanted (on the pool, also once the
-    /// caller stops waiting).
-    pub deadline: Deadline,
-    /// Names the call in logs and in failed batch items.
-    pub trace_id: String,
-    /// What was called (the HTTP path, or `mcp:<tool>`), for failed batch items.
-    pub instance: String,
-    /// Whether the answer's text is wanted (MCP shows it; HTTP sends JSON only).
-    pub text: bool,
-    /// Where earlier versions are found (the server's live index); `None`
-    /// opens them from the engine's root each time (the CLI).
-    pub versions: Option<Arc<dyn Versions>>,
-}
-
-/// Earlier index versions, for reading passages cited from them.
-pub trait Versions: Send + Sync {
-    /// The engine of `version`: the live one, or a kept earlier one
-    /// ([`cairn_search::SearchError::VersionGone`] once it is not kept).
-    fn engine(&self, version: &IndexVersion) -> Result<Arc<Engine>, SearchError>;
-}
-
-impl Call {
-    /// A call by the local user (the CLI), on this thread, with no deadline
-    /// to speak of.
-    pub fn local(engine: Arc<Engine>) -> Self {
-        Self {
-            engine,
-            caller: Caller::local(),
-            anonymous: false,
-            pool: None,
-            payer: None,
-            deadline: Deadline::none(),
-            trace_id: new_trace_id(),
-            instance: "cli".to_owned(),
-            text: true,
-            versions: None,
-        }
-    }
-
-    /// The lines `span` asks for, from the version it names (default: the
-    /// one serving now; see [`Engine::retrieve_cited`]).
-    pub fn retrieve(&self, span: &SpanRequest) -> Result<RetrieveResponse, ApiError> {
-        let groups = self.caller.groups();
-        Ok(self
-            .engine
-            .retrieve_cited(span, groups, &|v| self.earlier(v))?)
-    }
-
-    /// An earlier version's engine: the server's open ones, or opened now (the CLI).
-    pub fn earlier(&self, version: &IndexVersion) -> Result<Arc<Engine>, SearchError> {
-        match &self.versions {
-            Some(versions) => versions.engine(version),
-            None => self.engine.open_version(version).map(Arc::new),
-        }
-    }
-
-    /// The caller's groups, owned, as library requests take them.
-    pub fn groups(&self) -> Option<Vec<String>> {
-        self.caller.groups.clone()
-    }
-
-    /// The version answering, as answers carry it.
-    pub fn index_version(&self) -> String {
-        self.engine.snapshot().version.to_string()
-    }
 }
 
 /// An answer: the JSON both connectors send, and the text an MCP client shows a model.

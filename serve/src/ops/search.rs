@@ -100,6 +100,7 @@ impl Op for Search {
                 end: h.end_line,
                 title: h.citation().title,
                 version: h.index_version.clone(),
+                focus: h.focus_start.zip(h.focus_end),
             })
             .collect()
     }

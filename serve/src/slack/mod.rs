@@ -22,8 +22,8 @@ pub mod verify;
 
 use crate::costs::Costs;
 use crate::live::LiveIndex;
+use crate::ops::Call;
 use crate::ops::search::{Search, SearchArgs};
-use crate::ops::{Call, new_trace_id};
 use crate::pool::CpuPool;
 use crate::ratelimit::RateLimiter;
 use crate::signed::RecentIds;
@@ -383,21 +383,14 @@ async fn answer(slack: &Slack, question: String) -> Value {
         .into_iter()
         .filter_map(|r| Some((r.name, r.commit?)))
         .collect();
-    let call = || Call {
-        engine: Arc::clone(&engine),
-        payer: Some(crate::costs::Payer::new(
-            Arc::clone(&server.costs),
-            caller.name.clone(),
-            false,
-        )),
-        caller: caller.clone(),
-        anonymous: false,
-        pool: Some(server.pool.clone()),
-        deadline: Deadline::at(Instant::now() + server.deadline),
-        trace_id: new_trace_id(),
-        instance: "/slack".to_owned(),
-        text: false,
-        versions: None,
+    let call = || {
+        let payer = crate::costs::Payer::new(Arc::clone(&server.costs), caller.name.clone(), false);
+        Call::new(Arc::clone(&engine), caller.clone(), "/slack")
+            .on(
+                server.pool.clone(),
+                Deadline::at(Instant::now() + server.deadline),
+            )
+            .paid_by(Some(payer), false)
     };
     let more = server.public_url.as_deref().map(|base| {
         let q: String = url::form_urlencoded::byte_serialize(question.as_bytes()).collect();
@@ -416,8 +409,8 @@ async fn answer(slack: &Slack, question: String) -> Value {
         Err(e) => return blocks::trouble(&format!("cairn could not answer: {}", e.detail)),
     };
     // Each hit's focus lines (its snippet is not them), as the MCP view reads them.
-    let answer = serde_json::to_value(&resp).unwrap_or_default();
-    let focus: Vec<Option<String>> = match crate::mcp_app::read_focus(&answer, call()).await {
+    let cites = <Search as crate::ops::Op>::cites(&resp);
+    let focus: Vec<Option<String>> = match crate::mcp_app::read_focus(&cites, call()).await {
         Ok(read) => read.into_iter().map(|r| r.ok().map(|r| r.text)).collect(),
         Err(_) => Vec::new(),
     };

@@ -21,34 +21,103 @@ pub fn passage(
     history: Option<&HistoryResponse>,
 ) -> String {
     let doc = cited.doc_id.as_str();
-    let (a, b) = (cited.start_line, cited.end_line);
     let (w_start, w_end, total) = (window.start_line, window.end_line, window.total_lines);
-    let mut lines: Vec<&str> = window.text.split('\n').collect();
-    let raw_lines = &window.raw_lines;
-    // The text's final newline ends its last line; it starts no row of its own.
-    let rows = match raw_lines.is_empty() {
-        true => (w_end + 1).saturating_sub(w_start) as usize,
-        false => raw_lines.len(),
-    };
-    if lines.len() > rows && lines.last() == Some(&"") {
-        lines.pop();
-    }
-    let number = |i: usize| match raw_lines.get(i) {
-        Some(r) => *r,
-        None => w_start + i as u32,
-    };
+    let shown = Shown::of(window);
     // Each name defined somewhere the visitor may see links to its definitions.
-    let coloured: Vec<String> = highlight::lines(doc, &lines)
+    let coloured: Vec<String> = highlight::lines(doc, &shown.lines)
         .iter()
         .map(|l| highlight::link_identifiers(l, defined))
         .collect();
+    let mut out = facts(cited, total, history);
+    if window.text_format == TextFormat::NotebookCells {
+        out.push_str("<p class=\"notice\">A notebook, shown as its cells; line numbers are the raw <code>.ipynb</code> lines each stands for.</p>");
+    }
+    // One read holds at most MAX_SPAN_LINES: a full window cannot show more.
+    let room = (w_end + 1).saturating_sub(w_start) < cairn_search::MAX_SPAN_LINES;
+    if w_start > 1 && room {
+        let _ = write!(
+            out,
+            "<p class=\"more\"><a href=\"{}\">Show 20 more lines above</a></p>",
+            attr(&more(cited, before + 20, after))
+        );
+    }
+    let marks = Marks {
+        cited: (cited.start_line, cited.end_line),
+        focus,
+    };
+    code_table(&mut out, &coloured, &shown, &marks);
+    out.push_str(&history_panel(history));
+    if w_end < total && room {
+        let _ = write!(
+            out,
+            "<p class=\"more\"><a href=\"{}\">Show 20 more lines below</a></p>",
+            attr(&more(cited, before, after + 20))
+        );
+    }
+    out
+}
+
+/// The window's lines as the page shows them, one row each.
+struct Shown<'a> {
+    lines: Vec<&'a str>,
+    /// For a notebook, the raw line each row stands for; else empty.
+    raw_lines: &'a [u32],
+    /// The first row's line number when `raw_lines` is empty.
+    start: u32,
+}
+
+impl<'a> Shown<'a> {
+    /// `window`'s rows.
+    fn of(window: &'a RetrieveResponse) -> Self {
+        let (w_start, w_end) = (window.start_line, window.end_line);
+        let mut lines: Vec<&str> = window.text.split('\n').collect();
+        let raw_lines = &window.raw_lines;
+        // The text's final newline ends its last line; it starts no row of its own.
+        let rows = match raw_lines.is_empty() {
+            true => (w_end + 1).saturating_sub(w_start) as usize,
+            false => raw_lines.len(),
+        };
+        if lines.len() > rows && lines.last() == Some(&"") {
+            lines.pop();
+        }
+        Self {
+            lines,
+            raw_lines,
+            start: w_start,
+        }
+    }
+
+    /// The line number row `i` shows.
+    fn number(&self, i: usize) -> u32 {
+        match self.raw_lines.get(i) {
+            Some(r) => *r,
+            None => self.start + i as u32,
+        }
+    }
+}
+
+/// The lines the table marks: the cited ones, and the focus within them.
+struct Marks {
+    cited: (u32, u32),
+    focus: Option<(u32, u32)>,
+}
+
+/// The link to this passage with `before` and `after` lines of context.
+fn more(cited: &RetrieveResponse, before: u32, after: u32) -> String {
+    let (a, b) = (cited.start_line, cited.end_line);
+    let doc = path(cited.doc_id.as_str());
+    format!("/doc/{doc}?lines={a}-{b}&before={before}&after={after}")
+}
+
+/// The page's heading, the passage's facts (its file has `total` lines) and
+/// its citation actions.
+fn facts(cited: &RetrieveResponse, total: u32, history: Option<&HistoryResponse>) -> String {
+    let doc = cited.doc_id.as_str();
+    let (a, b) = (cited.start_line, cited.end_line);
     let permalink = cited.permalink.as_str();
     let markdown = format!("[{doc}:{a}-{b}]({permalink})");
     let plain = format!("{doc}, lines {a}-{b}, {permalink}");
-    let lines_q = format!("{a}-{b}");
-    let more =
-        |bf: u32, af: u32| format!("/doc/{}?lines={lines_q}&before={bf}&after={af}", path(doc));
-    let mut out = format!(
+    format!(
         r#"<nav class="crumbs" aria-label="Breadcrumb">{crumbs}</nav>
 <h1>{doc_e}<span class="span">:{a}-{b}</span></h1>
 <dl class="facts">
@@ -76,25 +145,18 @@ pub fn passage(
         github = attr(&cited.github_url),
         permalink_a = attr(permalink),
         changed = last_changed(history),
-    );
-    if window.text_format == TextFormat::NotebookCells {
-        out.push_str("<p class=\"notice\">A notebook, shown as its cells; line numbers are the raw <code>.ipynb</code> lines each stands for.</p>");
-    }
-    // One read holds at most MAX_SPAN_LINES: a full window cannot show more.
-    let room = (w_end + 1).saturating_sub(w_start) < cairn_search::MAX_SPAN_LINES;
-    if w_start > 1 && room {
-        let _ = write!(
-            out,
-            "<p class=\"more\"><a href=\"{}\">Show 20 more lines above</a></p>",
-            attr(&more(before + 20, after))
-        );
-    }
+    )
+}
+
+/// The coloured lines as a numbered table, the cited and focused lines marked.
+fn code_table(out: &mut String, coloured: &[String], shown: &Shown<'_>, marks: &Marks) {
+    let (a, b) = marks.cited;
     out.push_str("<div class=\"code\" role=\"region\" aria-label=\"Source lines\" tabindex=\"0\"><table><tbody>");
     let mut anchored = std::collections::HashSet::new();
     for (i, html) in coloured.iter().enumerate() {
-        let ln = number(i);
+        let ln = shown.number(i);
         let cited_line = (a..=b).contains(&ln);
-        let focus_line = focus.is_some_and(|(fs, fe)| (fs..=fe).contains(&ln));
+        let focus_line = marks.focus.is_some_and(|(fs, fe)| (fs..=fe).contains(&ln));
         // A notebook's rendered lines can stand for one raw line (a cell's
         // marker, fences, its first line): the anchor goes on the first, the
         // number shows once.
@@ -117,15 +179,6 @@ pub fn passage(
         );
     }
     out.push_str("</tbody></table></div>");
-    out.push_str(&history_panel(history));
-    if w_end < total && room {
-        let _ = write!(
-            out,
-            "<p class=\"more\"><a href=\"{}\">Show 20 more lines below</a></p>",
-            attr(&more(before, after + 20))
-        );
-    }
-    out
 }
 
 /// "Last changed <date> in <sha>: <summary>", as a fact of the passage.

@@ -1,0 +1,148 @@
+//! One call's context besides its arguments ([`Call`]): the engine and
+//! caller, where its CPU work runs and who pays, its deadline and trace id,
+//! and where earlier versions are found. Every connector builds it with
+//! [`Call::new`] and the builder methods, the CLI with [`Call::local`].
+
+use crate::costs::Payer;
+use crate::pool::CpuPool;
+use crate::problem::ApiError;
+use cairn_index::IndexVersion;
+use cairn_search::{Caller, Deadline, Engine, RetrieveResponse, SearchError, SpanRequest};
+use std::sync::Arc;
+
+/// A fresh id naming one call in logs and problem bodies.
+pub fn new_trace_id() -> String {
+    let mut b = [0u8; 16];
+    rand::RngCore::fill_bytes(&mut rand::rng(), &mut b);
+    hex::encode(b)
+}
+
+/// Marks a request that presented no valid credentials (a public route's
+/// or `--public-read`'s anonymous caller): the HTTP middleware sets it,
+/// handlers and MCP calls read it into [`Call::anonymous`].
+#[derive(Clone, Copy, Debug)]
+pub struct Anonymous;
+
+/// Everything one call needs besides its arguments.
+#[derive(Clone)]
+pub struct Call {
+    /// The engine answering (held until the answer is built).
+    pub engine: Arc<Engine>,
+    /// Who is asking.
+    pub caller: Caller,
+    /// The caller presented no credentials (a public route's probe).
+    pub anonymous: bool,
+    /// Where CPU work runs (`None`: on the calling thread, as the CLI does).
+    pub pool: Option<CpuPool>,
+    /// Who pays for its CPU work (`None`: nobody, as for the CLI).
+    pub payer: Option<Payer>,
+    /// When the answer stops being wanted (on the pool, also once the
+    /// caller stops waiting).
+    pub deadline: Deadline,
+    /// Names the call in logs and in failed batch items.
+    pub trace_id: String,
+    /// What was called (the HTTP path, or `mcp:<tool>`), for failed batch items.
+    pub instance: String,
+    /// Whether the answer's text is wanted (MCP shows it; HTTP sends JSON only).
+    pub text: bool,
+    /// Where earlier versions are found (the server's live index); `None`
+    /// opens them from the engine's root each time (the CLI).
+    pub versions: Option<Arc<dyn Versions>>,
+}
+
+/// Earlier index versions, for reading passages cited from them.
+pub trait Versions: Send + Sync {
+    /// The engine of `version`: the live one, or a kept earlier one
+    /// ([`cairn_search::SearchError::VersionGone`] once it is not kept).
+    fn engine(&self, version: &IndexVersion) -> Result<Arc<Engine>, SearchError>;
+}
+
+impl Call {
+    /// The one way a call is made: `caller` asking `engine`, named
+    /// `instance`; on this thread, with no deadline, payer or text, a new
+    /// trace id. A connector adds what it has ([`Call::on`],
+    /// [`Call::paid_by`], …).
+    pub fn new(engine: Arc<Engine>, caller: Caller, instance: impl Into<String>) -> Self {
+        Self {
+            engine,
+            caller,
+            anonymous: false,
+            pool: None,
+            payer: None,
+            deadline: Deadline::none(),
+            trace_id: new_trace_id(),
+            instance: instance.into(),
+            text: false,
+            versions: None,
+        }
+    }
+
+    /// A call by the local user (the CLI), on this thread, with no deadline
+    /// to speak of, its text wanted.
+    pub fn local(engine: Arc<Engine>) -> Self {
+        Self::new(engine, Caller::local(), "cli").with_text()
+    }
+
+    /// Its CPU work on `pool`, wanted until `deadline`.
+    pub fn on(self, pool: CpuPool, deadline: Deadline) -> Self {
+        Self {
+            pool: Some(pool),
+            deadline,
+            ..self
+        }
+    }
+
+    /// Its CPU work paid by `payer`; `anonymous` when the caller showed no credentials.
+    pub fn paid_by(self, payer: Option<Payer>, anonymous: bool) -> Self {
+        Self {
+            payer,
+            anonymous,
+            ..self
+        }
+    }
+
+    /// Its trace id, as the request that made it is traced.
+    pub fn traced(self, trace_id: String) -> Self {
+        Self { trace_id, ..self }
+    }
+
+    /// Its answer's text wanted too (MCP shows it, the CLI prints it).
+    pub fn with_text(self) -> Self {
+        Self { text: true, ..self }
+    }
+
+    /// Earlier versions found through `versions` (the server's live index).
+    pub fn versions(self, versions: Arc<dyn Versions>) -> Self {
+        Self {
+            versions: Some(versions),
+            ..self
+        }
+    }
+
+    /// The lines `span` asks for, from the version it names (default: the
+    /// one serving now; see [`Engine::retrieve_cited`]).
+    pub fn retrieve(&self, span: &SpanRequest) -> Result<RetrieveResponse, ApiError> {
+        let groups = self.caller.groups();
+        Ok(self
+            .engine
+            .retrieve_cited(span, groups, &|v| self.earlier(v))?)
+    }
+
+    /// An earlier version's engine: the server's open ones, or opened now (the CLI).
+    pub fn earlier(&self, version: &IndexVersion) -> Result<Arc<Engine>, SearchError> {
+        match &self.versions {
+            Some(versions) => versions.engine(version),
+            None => self.engine.open_version(version).map(Arc::new),
+        }
+    }
+
+    /// The caller's groups, owned, as library requests take them.
+    pub fn groups(&self) -> Option<Vec<String>> {
+        self.caller.groups.clone()
+    }
+
+    /// The version answering, as answers carry it.
+    pub fn index_version(&self) -> String {
+        self.engine.snapshot().version.to_string()
+    }
+}
