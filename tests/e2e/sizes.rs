@@ -29,26 +29,12 @@ const TESTS: [&str; 6] = [
     "serve/tests",
 ];
 
-/// Every `.rs` file under the workspace-relative folders `dirs` (missing ones skipped).
+/// Every `.rs` file under the workspace-relative folders `dirs`.
 fn rust_files(dirs: &[&str]) -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut todo: Vec<PathBuf> = dirs.iter().map(|d| root.join(d)).collect();
-    let mut files = Vec::new();
-    while let Some(dir) = todo.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                todo.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
+    dirs.iter()
+        .flat_map(|d| crate::walls::rust_files(&root.join(d)))
+        .collect()
 }
 
 /// A file's lines before its `#[cfg(test)]` tests.

@@ -35,8 +35,8 @@ fn code(path: &Path) -> String {
         .join("\n")
 }
 
-/// Every `.rs` file under `dir`.
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
+/// Every `.rs` file under `dir` (none when it is missing), sorted.
+pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
