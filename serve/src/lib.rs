@@ -29,6 +29,7 @@ pub mod costs;
 pub mod http;
 pub mod limits;
 pub mod live;
+pub mod llm;
 pub mod mcp;
 pub mod mcp_app;
 pub mod metrics;

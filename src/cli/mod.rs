@@ -4,7 +4,7 @@
 
 mod serving;
 
-pub use serving::{McpArgs, OpenapiArgs, ServeArgs, SlackArgs, TokenAction, TokenArgs};
+pub use serving::{LlmArgs, McpArgs, OpenapiArgs, ServeArgs, SlackArgs, TokenAction, TokenArgs};
 
 use cairn_embed::DevicePref;
 use cairn_index::layout::{DEFAULT_KEEP, DEFAULT_ROOT};
@@ -133,6 +133,9 @@ pub struct DoctorArgs {
     /// Tokens file (`cairn token add`).
     #[arg(long, default_value = DEFAULT_TOKENS, env = "CAIRN_TOKENS")]
     pub tokens: PathBuf,
+    /// The model to check, when one is configured.
+    #[command(flatten)]
+    pub llm: LlmArgs,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

@@ -213,3 +213,61 @@ pub struct OpenapiArgs {
     #[arg(long, env = "CAIRN_PUBLIC_URL")]
     pub public_url: Option<String>,
 }
+
+/// The configured language model (docs/CONFIG.md, "A model"): off unless
+/// `--llm-url` and `--llm-model` are given.
+#[derive(clap::Args, Clone, Debug)]
+pub struct LlmArgs {
+    /// An OpenAI-compatible Chat Completions API, up to its version
+    /// (`https://api.openai.com/v1`, `http://127.0.0.1:8080/v1` for
+    /// llama.cpp's server or vLLM, `http://127.0.0.1:11434/v1` for Ollama).
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "CAIRN_LLM_URL",
+        requires = "llm_model"
+    )]
+    pub llm_url: Option<String>,
+    /// The model's name at that endpoint.
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "CAIRN_LLM_MODEL",
+        requires = "llm_url"
+    )]
+    pub llm_model: Option<String>,
+    /// A file holding the API key (mode 600), sent as a bearer token.
+    #[arg(long, value_name = "FILE", env = "CAIRN_LLM_KEY_FILE")]
+    pub llm_key_file: Option<PathBuf>,
+    /// Most milliseconds one request to the model may take.
+    #[arg(long, default_value_t = 60_000)]
+    pub llm_timeout_ms: u64,
+    /// Most tokens the model may write in one reply.
+    #[arg(long, default_value_t = 1024)]
+    pub llm_max_tokens: u32,
+}
+
+impl LlmArgs {
+    /// The model's configuration, checked; `None` when none is configured.
+    pub fn config(
+        &self,
+    ) -> Result<Option<cairn_serve::llm::LlmConfig>, cairn_serve::llm::LlmError> {
+        use cairn_serve::llm::{ApiKey, LlmConfig};
+        let (Some(url), Some(model)) = (&self.llm_url, &self.llm_model) else {
+            return Ok(None);
+        };
+        let key = self
+            .llm_key_file
+            .as_deref()
+            .map(ApiKey::from_file)
+            .transpose()?;
+        LlmConfig::new(
+            url,
+            model,
+            key,
+            std::time::Duration::from_millis(self.llm_timeout_ms),
+            self.llm_max_tokens,
+        )
+        .map(Some)
+    }
+}

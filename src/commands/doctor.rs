@@ -1,10 +1,11 @@
 //! `cairn doctor`: checks a machine before it builds or serves — the model
 //! and its sha256, the index root and CURRENT, the tokens file's permissions,
 //! free disk, the CPU features the embedder uses, and the GPU `--device cuda`
-//! would use. Each check says ok, warn or FAIL with what to do; any FAIL
+//! would use, and the configured model (`--llm-url`): that it answers, and
+//! lists the model where it lists any. Each check says ok, warn or FAIL with what to do; any FAIL
 //! exits 1.
 
-use crate::cli::DoctorArgs;
+use crate::cli::{DoctorArgs, LlmArgs};
 use crate::commands::print_json;
 use cairn_embed::{ModelSpec, Precision};
 use cairn_index::layout::IndexRoot;
@@ -52,6 +53,9 @@ pub fn run(a: DoctorArgs) -> anyhow::Result<ExitCode> {
     checks.push(disk_check(&a.open.index));
     checks.push(cpu_check());
     checks.push(gpu_check());
+    if let Some(c) = llm_check(&a.llm) {
+        checks.push(c);
+    }
     let failed = checks.iter().any(|c| matches!(c.status, Status::Fail));
     if a.json {
         print_json(&checks)?;
@@ -318,4 +322,36 @@ fn gpu_check() -> Check {
             format!("{e}; builds run on the CPU (`--device cpu`)"),
         ),
     }
+}
+
+/// The configured model, when there is one: its configuration, then a
+/// one-word completion (and its model list, where the endpoint has one).
+fn llm_check(args: &LlmArgs) -> Option<Check> {
+    use cairn_serve::llm::LlmClient;
+    let config = match args.config() {
+        Ok(Some(config)) => config,
+        Ok(None) => return None,
+        Err(e) => return Some(check("llm", Status::Fail, e.to_string())),
+    };
+    let what = format!("{} at {}", config.model, config.url);
+    Some(match LlmClient::new(config).probe() {
+        Ok(p) if p.listed == Some(false) => check(
+            "llm",
+            Status::Warn,
+            format!(
+                "{what} answered in {} ms, but its model list does not name it: check --llm-model",
+                p.latency.as_millis()
+            ),
+        ),
+        Ok(p) => check(
+            "llm",
+            Status::Ok,
+            format!(
+                "{what} answered in {} ms ({} tokens)",
+                p.latency.as_millis(),
+                p.tokens
+            ),
+        ),
+        Err(e) => check("llm", Status::Fail, e.to_string()),
+    })
 }

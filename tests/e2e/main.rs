@@ -28,6 +28,7 @@ mod http_access;
 mod http_input;
 mod install;
 mod layout;
+mod llm;
 mod mcp;
 mod mcp_apps;
 mod oauth;

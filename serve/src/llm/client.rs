@@ -1,0 +1,188 @@
+//! The HTTP client of the configured model: one Chat Completions request at
+//! a time, bounded in time and bytes, never following a redirect (it would
+//! carry the key elsewhere), with the key kept out of every error.
+
+use super::config::LlmConfig;
+use super::error::LlmError;
+use super::wire::{Answer, Body, ChatReply, ChatRequest, Models};
+use std::time::{Duration, Instant};
+
+/// Most bytes of an answer read (a reply bounded by `max_tokens` is far less).
+const MAX_ANSWER_BYTES: u64 = 4 << 20;
+
+/// Most characters of an error body kept for the message.
+const MAX_DETAIL_CHARS: usize = 300;
+
+/// A client of the configured model.
+pub struct LlmClient {
+    config: LlmConfig,
+    agent: ureq::Agent,
+}
+
+/// What `cairn doctor` learns from the endpoint: whether it lists the
+/// model, and how long a one-word completion took.
+#[derive(Debug)]
+pub struct Probe {
+    /// The model is among those `GET /models` lists (`None`: the endpoint
+    /// has no such list, as some servers do not).
+    pub listed: Option<bool>,
+    /// How long the probe's completion took.
+    pub latency: Duration,
+    /// What it cost.
+    pub tokens: u64,
+}
+
+impl LlmClient {
+    /// A client for `config`.
+    pub fn new(config: LlmConfig) -> Self {
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(config.timeout))
+            .max_redirects(0)
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Self { config, agent }
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &LlmConfig {
+        &self.config
+    }
+
+    /// The model's reply to `request`, asking for at most the configured
+    /// tokens; sent by `until` at the latest when given.
+    pub fn chat(
+        &self,
+        request: &ChatRequest,
+        until: Option<Instant>,
+    ) -> Result<ChatReply, LlmError> {
+        let body = Body {
+            model: &self.config.model,
+            messages: &request.messages,
+            tools: &request.tools,
+            max_tokens: self.config.max_tokens,
+            stream: false,
+        };
+        let url = self.config.endpoint("chat/completions");
+        let json = serde_json::to_vec(&body).map_err(|e| self.malformed(&url, e.to_string()))?;
+        let mut req = self
+            .agent
+            .post(&url)
+            .header("Content-Type", "application/json");
+        if let Some(left) = until.map(|u| u.saturating_duration_since(Instant::now())) {
+            if left.is_zero() {
+                return Err(self.unreachable(&url, "the deadline passed before the request"));
+            }
+            req = req
+                .config()
+                .timeout_global(Some(left.min(self.config.timeout)))
+                .build();
+        }
+        if let Some(key) = &self.config.key {
+            req = req.header("Authorization", &format!("Bearer {}", key.secret()));
+        }
+        let resp = req
+            .send(&json[..])
+            .map_err(|e| self.unreachable(&url, e.to_string()))?;
+        let text = self.read(&url, resp)?;
+        let answer: Answer =
+            serde_json::from_str(&text).map_err(|e| self.malformed(&url, e.to_string()))?;
+        let choice = answer
+            .choices
+            .into_iter()
+            .next()
+            .ok_or_else(|| self.malformed(&url, "no choices".to_owned()))?;
+        Ok(ChatReply {
+            message: choice.message,
+            finish_reason: choice.finish_reason,
+            usage: answer.usage,
+        })
+    }
+
+    /// Checks the endpoint as `cairn doctor` does: the model list (where
+    /// there is one), then a one-word completion.
+    pub fn probe(&self) -> Result<Probe, LlmError> {
+        let listed = self.models()?.map(|ids| ids.contains(&self.config.model));
+        let started = Instant::now();
+        let reply = self.chat(
+            &ChatRequest {
+                messages: vec![super::wire::Message::new("user", "Reply with the word OK.")],
+                tools: Vec::new(),
+            },
+            None,
+        )?;
+        Ok(Probe {
+            listed,
+            latency: started.elapsed(),
+            tokens: reply.usage.total_tokens,
+        })
+    }
+
+    /// The models `GET /models` lists; `None` when the endpoint has no list (404).
+    fn models(&self) -> Result<Option<Vec<String>>, LlmError> {
+        let url = self.config.endpoint("models");
+        let mut req = self.agent.get(&url);
+        if let Some(key) = &self.config.key {
+            req = req.header("Authorization", &format!("Bearer {}", key.secret()));
+        }
+        let resp = req
+            .call()
+            .map_err(|e| self.unreachable(&url, e.to_string()))?;
+        if resp.status().as_u16() == 404 {
+            return Ok(None);
+        }
+        let text = self.read(&url, resp)?;
+        let models: Models =
+            serde_json::from_str(&text).map_err(|e| self.malformed(&url, e.to_string()))?;
+        Ok(Some(models.data.into_iter().map(|m| m.id).collect()))
+    }
+
+    /// A successful answer's body, bounded; an error status as [`LlmError::Status`].
+    fn read(
+        &self,
+        url: &str,
+        mut resp: ureq::http::Response<ureq::Body>,
+    ) -> Result<String, LlmError> {
+        let status = resp.status().as_u16();
+        let text = resp
+            .body_mut()
+            .with_config()
+            .limit(MAX_ANSWER_BYTES)
+            .read_to_string()
+            .map_err(|e| self.unreachable(url, e.to_string()));
+        if !(200..300).contains(&status) {
+            return Err(LlmError::Status {
+                url: url.to_owned(),
+                status,
+                detail: self.blanked(&text.unwrap_or_default()),
+            });
+        }
+        text
+    }
+
+    /// An unreachable endpoint's error, the key blanked from the reason.
+    fn unreachable(&self, url: &str, detail: impl AsRef<str>) -> LlmError {
+        LlmError::Unreachable {
+            url: url.to_owned(),
+            detail: self.blanked(detail.as_ref()),
+        }
+    }
+
+    /// An unreadable answer's error.
+    fn malformed(&self, url: &str, detail: String) -> LlmError {
+        LlmError::Malformed {
+            url: url.to_owned(),
+            detail: self.blanked(&detail),
+        }
+    }
+
+    /// `text` cut short, with the key (should an endpoint echo it) blanked.
+    fn blanked(&self, text: &str) -> String {
+        // Blanked before it is cut, so no part of a key survives at the cut.
+        let whole = match &self.config.key {
+            Some(key) => text.replace(key.secret(), "[redacted]"),
+            None => text.to_owned(),
+        };
+        whole.chars().take(MAX_DETAIL_CHARS).collect()
+    }
+}

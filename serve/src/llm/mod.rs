@@ -1,0 +1,15 @@
+//! The configured language model: any OpenAI-compatible Chat Completions
+//! endpoint (OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp's server),
+//! reached with a key read from a file that never leaves this module's
+//! request headers. Off unless configured (`--llm-url`, `--llm-model`);
+//! `cairn doctor` checks it.
+
+mod client;
+mod config;
+mod error;
+mod wire;
+
+pub use client::{LlmClient, Probe};
+pub use config::{ApiKey, LlmConfig};
+pub use error::LlmError;
+pub use wire::{ChatReply, ChatRequest, FunctionCall, Message, Tool, ToolCall, Usage};
