@@ -74,6 +74,8 @@ codes! {
     DeadlineExceeded = "deadline_exceeded", 503, 1, true;
     /// No index could be opened.
     IndexUnavailable = "index_unavailable", 503, 1, true;
+    /// The configured language model failed, refused or could not be reached.
+    ModelUnavailable = "model_unavailable", 502, 1, true;
     /// The index was built with another model than the one found.
     ModelMismatch = "model_mismatch", 500, 1, false;
     /// Anything else; the details are in the server's log.
@@ -95,6 +97,7 @@ impl Code {
             403 => Code::Forbidden,
             429 => Code::RateLimited,
             503 => Code::Overloaded,
+            502 => Code::ModelUnavailable,
             400..=499 => Code::MalformedRequest,
             _ => Code::Internal,
         }

@@ -40,6 +40,7 @@ pub struct CairnMcp {
     live: Arc<LiveIndex>,
     pool: CpuPool,
     deadline: Duration,
+    llm: Option<Arc<crate::llm::LlmClient>>,
 }
 
 /// The tools a caller may use: every operation with a tool name (set_weight
@@ -135,11 +136,12 @@ fn caller(ctx: &RequestContext<RoleServer>) -> Asker {
 
 impl CairnMcp {
     /// A service over `live`, running CPU work on `pool` within `deadline`.
-    pub fn new(live: Arc<LiveIndex>, pool: CpuPool, deadline: Duration) -> Self {
+    pub fn new(live: Arc<LiveIndex>, pool: CpuPool, opts: &McpOptions) -> Self {
         Self {
             live,
             pool,
-            deadline,
+            deadline: opts.deadline,
+            llm: opts.llm.clone(),
         }
     }
 
@@ -158,6 +160,7 @@ impl CairnMcp {
             .paid_by(who.payer.clone(), who.anonymous)
             .versions(Arc::clone(&self.live) as Arc<dyn crate::ops::Versions>)
             .with_text()
+            .with_model(self.llm.clone())
     }
 
     /// Runs one tool; Err only for failures the caller caused or can retry.
@@ -410,6 +413,8 @@ pub struct McpOptions {
     pub deadline: Duration,
     /// Browser origins allowed to open a session over HTTP (stdio has none).
     pub allowed_origins: Vec<String>,
+    /// The configured model (`ask`), when there is one.
+    pub llm: Option<Arc<crate::llm::LlmClient>>,
 }
 
 impl Default for McpOptions {
@@ -417,6 +422,7 @@ impl Default for McpOptions {
         Self {
             deadline: Duration::from_millis(crate::limits::DEFAULT_DEADLINE_MS),
             allowed_origins: Vec::new(),
+            llm: None,
         }
     }
 }
@@ -433,10 +439,14 @@ pub type HttpTransport = rmcp_actix_web::transport::StreamableHttpService<CairnM
 /// DELETE answer 405, which clients read as "no server stream".
 pub fn http_transport(live: Arc<LiveIndex>, pool: CpuPool, opts: McpOptions) -> HttpTransport {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    let deadline = opts.deadline;
+    let service_opts = opts.clone();
     HttpTransport::builder()
         .service_factory(Arc::new(move || {
-            Ok(CairnMcp::new(Arc::clone(&live), pool.clone(), deadline))
+            Ok(CairnMcp::new(
+                Arc::clone(&live),
+                pool.clone(),
+                &service_opts,
+            ))
         }))
         .session_manager(Arc::new(LocalSessionManager::default()))
         .stateful_mode(false)
@@ -472,7 +482,7 @@ pub async fn serve_stdio(
     opts: McpOptions,
 ) -> Result<(), String> {
     use rmcp::ServiceExt;
-    let service = CairnMcp::new(live, pool, opts.deadline);
+    let service = CairnMcp::new(live, pool, &opts);
     let running = service
         .serve(rmcp::transport::stdio())
         .await

@@ -28,6 +28,8 @@ pub struct Metrics {
     queue: IntGauge,
     /// Query-vector cache: hits, misses, entries (since the model was loaded).
     cache: IntGaugeVec,
+    /// Tokens the configured language model read and wrote.
+    model_tokens: IntCounterVec,
 }
 
 impl Metrics {
@@ -74,8 +76,17 @@ impl Metrics {
         registry.register(Box::new(index.clone()))?;
         registry.register(Box::new(swaps.clone()))?;
         registry.register(Box::new(queue.clone()))?;
+        let model_tokens = IntCounterVec::new(
+            Opts::new(
+                "model_tokens_total",
+                "Tokens the configured language model read (prompt) and wrote (completion)",
+            ),
+            &["kind"],
+        )?;
         registry.register(Box::new(cache.clone()))?;
+        registry.register(Box::new(model_tokens.clone()))?;
         Ok(Self {
+            model_tokens,
             registry,
             requests,
             latency,
@@ -85,6 +96,16 @@ impl Metrics {
             queue,
             cache,
         })
+    }
+
+    /// Counts the tokens one request to the configured model took.
+    pub fn model_tokens(&self, prompt: u64, completion: u64) {
+        self.model_tokens
+            .with_label_values(&["prompt"])
+            .inc_by(prompt);
+        self.model_tokens
+            .with_label_values(&["completion"])
+            .inc_by(completion);
     }
 
     /// Records one finished request. Every label must come from a fixed set:

@@ -201,6 +201,18 @@ impl From<crate::pool::PoolError> for ApiError {
     }
 }
 
+impl From<crate::llm::LlmError> for ApiError {
+    /// The configured model's failure as a caller is told it: its status and
+    /// words, never its address (the caller logs the whole error first).
+    fn from(e: crate::llm::LlmError) -> Self {
+        let refused = ApiError::new(Code::ModelUnavailable, e.for_caller());
+        match e.retryable() {
+            true => refused.retry_after(5),
+            false => refused,
+        }
+    }
+}
+
 impl From<SearchError> for ApiError {
     fn from(e: SearchError) -> Self {
         let code = e.code();

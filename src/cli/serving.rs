@@ -34,6 +34,9 @@ pub struct ServeArgs {
     pub work: WorkArgs,
     #[command(flatten)]
     pub slack: SlackArgs,
+    /// The configured model (the chat gateway).
+    #[command(flatten)]
+    pub llm: LlmArgs,
     /// Address to listen on.
     #[arg(long, default_value = DEFAULT_BIND, env = "CAIRN_BIND")]
     pub bind: std::net::SocketAddr,
@@ -166,6 +169,9 @@ pub struct McpArgs {
     pub open: OpenArgs,
     #[command(flatten)]
     pub work: WorkArgs,
+    /// The configured model (`ask`).
+    #[command(flatten)]
+    pub llm: LlmArgs,
 }
 
 /// `cairn token`.
@@ -245,6 +251,9 @@ pub struct LlmArgs {
     /// Most tokens the model may write in one reply.
     #[arg(long, default_value_t = 1024)]
     pub llm_max_tokens: u32,
+    /// Most rounds of tool calls one `ask` may take (1 to 8).
+    #[arg(long, default_value_t = cairn_serve::llm::DEFAULT_STEPS)]
+    pub llm_max_steps: u32,
 }
 
 impl LlmArgs {
@@ -267,7 +276,8 @@ impl LlmArgs {
             key,
             std::time::Duration::from_millis(self.llm_timeout_ms),
             self.llm_max_tokens,
-        )
+        )?
+        .with_max_steps(self.llm_max_steps)
         .map(Some)
     }
 }

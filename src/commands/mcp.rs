@@ -4,6 +4,7 @@ use crate::cli::McpArgs;
 use anyhow::Context;
 use cairn_serve::limits::default_workers;
 use cairn_serve::live::LiveIndex;
+use cairn_serve::llm::LlmClient;
 use cairn_serve::mcp::McpOptions;
 use cairn_serve::pool::CpuPool;
 use std::process::ExitCode;
@@ -15,8 +16,10 @@ pub fn run(a: McpArgs) -> anyhow::Result<ExitCode> {
     let live = LiveIndex::open(a.open.options())
         .with_context(|| format!("opening the index at {}", a.open.index.display()))?;
     let workers = a.work.cpu_workers.unwrap_or_else(default_workers).max(1);
+    let llm = a.llm.config()?.map(|c| Arc::new(LlmClient::new(c)));
     let opts = McpOptions {
         deadline: Duration::from_millis(a.work.deadline_ms),
+        llm,
         ..McpOptions::default()
     };
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -4,7 +4,8 @@
 //! `--json`, and runs the same code the HTTP API and MCP run, for the local
 //! user (who sees every document).
 
-use crate::cli::OpenArgs;
+use crate::cli::{LlmArgs, OpenArgs};
+use cairn_serve::llm::LlmClient;
 use cairn_serve::ops::{Call, OPERATIONS, Operation};
 use clap::{Arg, ArgAction, ArgMatches, Args, FromArgMatches};
 use std::process::ExitCode;
@@ -24,6 +25,10 @@ pub fn by_name(name: &str) -> Option<&'static Operation> {
 pub fn command(op: &Operation) -> clap::Command {
     let about = op.meta.routes.first().map_or("", |r| r.summary);
     let cmd = clap::Command::new(op.meta.cli.unwrap_or_default());
+    let cmd = match op.meta.model {
+        true => LlmArgs::augment_args(cmd),
+        false => cmd,
+    };
     // The argument groups bring their own doc comments as about: set ours last.
     OpenArgs::augment_args((op.flags)(cmd))
         .arg(
@@ -44,6 +49,10 @@ pub fn run(op: &Operation, flags: &ArgMatches) -> anyhow::Result<ExitCode> {
     let json = flags.get_flag("json");
     let mut call = Call::local(Arc::new(open.engine()?));
     call.text = !json;
+    if op.meta.model {
+        let llm = LlmArgs::from_arg_matches(flags)?.config()?;
+        call = call.with_model(llm.map(|c| Arc::new(LlmClient::new(c))));
+    }
     match op.run_local(flags, &call) {
         Ok(answer) if json => super::print_json(&answer.value)?,
         Ok(answer) => {

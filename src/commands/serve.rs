@@ -82,6 +82,7 @@ fn config(a: ServeArgs) -> anyhow::Result<ServeConfig> {
         http.http_workers = n.max(1);
     }
     http.slack = slack(a.slack)?;
+    http.llm = a.llm.config()?;
     let rollback = match a.allow_rollback {
         true => Rollback::Allow,
         false => Rollback::Refuse,

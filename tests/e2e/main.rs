@@ -3,6 +3,7 @@
 
 mod adapt;
 mod ann;
+mod ask;
 mod browser;
 mod build;
 mod cli;
@@ -13,6 +14,7 @@ mod explain;
 mod filters;
 mod fixtures;
 mod fuzz;
+mod gateway;
 mod grep;
 mod hardening;
 mod hardening2;

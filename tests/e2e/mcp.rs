@@ -12,6 +12,15 @@ use serde_json::{Value, json};
 /// A real MCP client over stdio to `cairn mcp` on the world's index in `out`
 /// (chatty logging on stderr: any line of it on stdout would break the protocol).
 pub async fn stdio_client(w: &World, out: &str) -> RunningService<RoleClient, ()> {
+    stdio_client_with(w, out, &[]).await
+}
+
+/// [`stdio_client`], the server started with `env` set too.
+pub async fn stdio_client_with(
+    w: &World,
+    out: &str,
+    env: &[(&str, &str)],
+) -> RunningService<RoleClient, ()> {
     let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn")).configure(|c| {
         c.arg("mcp")
             .arg("--index")
@@ -19,6 +28,7 @@ pub async fn stdio_client(w: &World, out: &str) -> RunningService<RoleClient, ()
             .arg("--model-dir")
             .arg(&w.model)
             .env("CAIRN_LOG", "debug")
+            .envs(env.iter().copied())
             .stderr(std::process::Stdio::null());
     });
     ().serve(TokioChildProcess::new(cmd).expect("spawn"))

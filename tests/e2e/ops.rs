@@ -176,6 +176,7 @@ fn every_operation_is_offered_where_it_should_be() {
             "history",
             "tree",
             "context",
+            "ask",
             "explain",
             "grep",
             "references",

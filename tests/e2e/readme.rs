@@ -427,6 +427,7 @@ fn the_api_table_lists_every_route() {
         "GET /metrics",
         "GET /openapi.json",
         "GET /.well-known/oauth-protected-resource",
+        "POST /v1/chat/completions",
     ];
     let unknown: Vec<_> = listed
         .iter()

@@ -134,6 +134,7 @@ pub(crate) fn call(state: &AppState, req: &HttpRequest) -> Call {
                 .unwrap_or_default(),
         )
         .versions(Arc::clone(&state.live) as Arc<dyn crate::ops::Versions>)
+        .with_model(state.llm.clone())
 }
 
 /// A POST body: JSON (when a content type is given, it must say so).

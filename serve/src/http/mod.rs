@@ -12,6 +12,7 @@
 mod admit;
 pub mod api;
 pub mod client;
+pub mod gateway;
 pub mod openapi;
 mod state;
 mod trace;
@@ -47,6 +48,7 @@ pub fn app(
 > {
     let mcp = state.mcp.clone().scope_with_path("/mcp");
     let slack = state.slack.clone();
+    let llm = state.llm.is_some();
     let mut app = App::new()
         .app_data(state)
         .app_data(web::PayloadConfig::new(MAX_BODY_BYTES));
@@ -60,6 +62,11 @@ pub fn app(
         .configure(|cfg| {
             if slack.is_some() {
                 crate::slack::routes(cfg);
+            }
+        })
+        .configure(|cfg| {
+            if llm {
+                gateway::routes(cfg);
             }
         })
         .configure(|cfg| {

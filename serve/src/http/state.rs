@@ -80,6 +80,9 @@ pub struct HttpOptions {
     pub slack: Option<crate::slack::SlackConfig>,
     /// How long a request body may take to arrive whole ([`crate::body`]).
     pub body_timeout: Duration,
+    /// The configured model, when there is one: the chat gateway
+    /// (`POST /v1/chat/completions`) is served with it.
+    pub llm: Option<crate::llm::LlmConfig>,
 }
 
 impl HttpOptions {
@@ -116,12 +119,14 @@ impl HttpOptions {
             public_read: false,
             slack: None,
             body_timeout: crate::body::DEFAULT_BODY_TIMEOUT,
+            llm: None,
         }
     }
 
     /// What each MCP session mounted at `/mcp` runs with.
     pub fn mcp(&self) -> McpOptions {
         McpOptions {
+            llm: None,
             deadline: self.deadline,
             allowed_origins: self.origins(),
         }
@@ -185,6 +190,8 @@ pub struct AppState {
     pub(super) openapi: std::sync::OnceLock<String>,
     /// The Slack app, when configured.
     pub(super) slack: Option<Arc<crate::slack::Slack>>,
+    /// The configured model's client, when there is one.
+    pub(super) llm: Option<Arc<crate::llm::LlmClient>>,
     /// Request bodies: their deadline, and who is sending which.
     pub bodies: Arc<crate::body::BodyLimits>,
 }
@@ -199,7 +206,18 @@ impl AppState {
         let metrics = Arc::new(Metrics::new()?);
         metrics.live_version(live.current().snapshot().version.as_str());
         let pool = CpuPool::new(opts.cpu_workers, opts.queue);
-        let mcp = crate::mcp::http_transport(Arc::clone(&live), pool.clone(), opts.mcp());
+        let llm = opts
+            .llm
+            .clone()
+            .map(|config| Arc::new(crate::llm::LlmClient::new(config)));
+        let mcp = crate::mcp::http_transport(
+            Arc::clone(&live),
+            pool.clone(),
+            McpOptions {
+                llm: llm.clone(),
+                ..opts.mcp()
+            },
+        );
         let (origins, hosts) = (opts.origins(), opts.hosts());
         let costs = Arc::new(crate::costs::Costs::new(
             opts.cpu_workers,
@@ -217,6 +235,7 @@ impl AppState {
             Arc::new(crate::slack::Slack::new(config, server))
         });
         Ok(web::Data::new(Self {
+            llm,
             bodies: crate::body::BodyLimits::new(
                 opts.body_timeout,
                 crate::body::DEFAULT_BODIES_PER_ADDRESS,

@@ -4,7 +4,8 @@
 
 use super::config::LlmConfig;
 use super::error::LlmError;
-use super::wire::{Answer, Body, ChatReply, ChatRequest, Models};
+use super::wire::{Answer, Body, ChatReply, ChatRequest, Models, Usage};
+use serde_json::{Map, Value};
 use std::time::{Duration, Instant};
 
 /// Most bytes of an answer read (a reply bounded by `max_tokens` is far less).
@@ -17,6 +18,14 @@ const MAX_DETAIL_CHARS: usize = 300;
 pub struct LlmClient {
     config: LlmConfig,
     agent: ureq::Agent,
+}
+
+impl std::fmt::Debug for LlmClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmClient")
+            .field("config", &self.config)
+            .finish()
+    }
 }
 
 /// What `cairn doctor` learns from the endpoint: whether it lists the
@@ -63,8 +72,59 @@ impl LlmClient {
             max_tokens: self.config.max_tokens,
             stream: false,
         };
+        let (url, text) = self.post(&body, until)?;
+        let answer: Answer =
+            serde_json::from_str(&text).map_err(|e| self.malformed(&url, e.to_string()))?;
+        let choice = answer
+            .choices
+            .into_iter()
+            .next()
+            .ok_or_else(|| self.malformed(&url, "no choices".to_owned()))?;
+        Ok(ChatReply {
+            message: choice.message,
+            finish_reason: choice.finish_reason,
+            usage: answer.usage,
+        })
+    }
+
+    /// A caller's own Chat Completions request (the gateway's), sent as it
+    /// is but for the configured model, at most the configured tokens and
+    /// no streaming; the answer as the endpoint wrote it, and its usage.
+    pub fn forward(
+        &self,
+        mut body: Map<String, Value>,
+        until: Option<Instant>,
+    ) -> Result<(Value, Usage), LlmError> {
+        let cap = u64::from(self.config.max_tokens);
+        let asked = ["max_tokens", "max_completion_tokens"]
+            .iter()
+            .filter_map(|k| body.remove(*k))
+            .find_map(|v| v.as_u64());
+        body.insert("model".to_owned(), self.config.model.clone().into());
+        body.insert(
+            "max_tokens".to_owned(),
+            asked.map_or(cap, |a| a.min(cap)).into(),
+        );
+        body.insert("stream".to_owned(), false.into());
+        let (url, text) = self.post(&body, until)?;
+        let answer: Value =
+            serde_json::from_str(&text).map_err(|e| self.malformed(&url, e.to_string()))?;
+        if !answer["choices"].is_array() {
+            return Err(self.malformed(&url, "no choices".to_owned()));
+        }
+        let usage = serde_json::from_value(answer["usage"].clone()).unwrap_or_default();
+        Ok((answer, usage))
+    }
+
+    /// Posts `body` to the Chat Completions endpoint: its URL and the
+    /// answer's text, or the endpoint's error.
+    fn post(
+        &self,
+        body: &impl serde::Serialize,
+        until: Option<Instant>,
+    ) -> Result<(String, String), LlmError> {
         let url = self.config.endpoint("chat/completions");
-        let json = serde_json::to_vec(&body).map_err(|e| self.malformed(&url, e.to_string()))?;
+        let json = serde_json::to_vec(body).map_err(|e| self.malformed(&url, e.to_string()))?;
         let mut req = self
             .agent
             .post(&url)
@@ -85,18 +145,7 @@ impl LlmClient {
             .send(&json[..])
             .map_err(|e| self.unreachable(&url, e.to_string()))?;
         let text = self.read(&url, resp)?;
-        let answer: Answer =
-            serde_json::from_str(&text).map_err(|e| self.malformed(&url, e.to_string()))?;
-        let choice = answer
-            .choices
-            .into_iter()
-            .next()
-            .ok_or_else(|| self.malformed(&url, "no choices".to_owned()))?;
-        Ok(ChatReply {
-            message: choice.message,
-            finish_reason: choice.finish_reason,
-            usage: answer.usage,
-        })
+        Ok((url, text))
     }
 
     /// Checks the endpoint as `cairn doctor` does: the model list (where

@@ -81,7 +81,15 @@ pub struct LlmConfig {
     pub timeout: Duration,
     /// Most completion tokens one request may ask for.
     pub max_tokens: u32,
+    /// Most rounds of tool calls one `ask` may take (1 to [`MAX_STEPS`]).
+    pub max_steps: u32,
 }
+
+/// Most rounds of tool calls an `ask` may be configured to take.
+pub const MAX_STEPS: u32 = 8;
+
+/// The rounds an `ask` takes unless configured otherwise.
+pub const DEFAULT_STEPS: u32 = 6;
 
 impl LlmConfig {
     /// The configuration for `url` and `model`, checked: an http(s) URL
@@ -137,7 +145,22 @@ impl LlmConfig {
             key,
             timeout,
             max_tokens,
+            max_steps: DEFAULT_STEPS,
         })
+    }
+
+    /// The configuration with `steps` rounds of tool calls per `ask`.
+    pub fn with_max_steps(self, steps: u32) -> Result<Self, LlmError> {
+        match (1..=MAX_STEPS).contains(&steps) {
+            true => Ok(Self {
+                max_steps: steps,
+                ..self
+            }),
+            false => Err(LlmError::Config {
+                flag: "--llm-max-steps",
+                detail: format!("1 to {MAX_STEPS}"),
+            }),
+        }
     }
 
     /// `{url}/{path}`.

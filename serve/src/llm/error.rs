@@ -42,6 +42,21 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// What a caller is told: the failure without the endpoint's address
+    /// (the operator's log has it), the endpoint's own words where it gave some.
+    pub fn for_caller(&self) -> String {
+        match self {
+            LlmError::Config { .. } => "the model is not configured as it should be".to_owned(),
+            LlmError::Unreachable { .. } => "the configured model could not be reached".to_owned(),
+            LlmError::Status { status, detail, .. } => {
+                format!("the configured model answered {status}: {detail}")
+            }
+            LlmError::Malformed { .. } => {
+                "the configured model answered something that is not a chat completion".to_owned()
+            }
+        }
+    }
+
     /// Whether the same request may succeed later (unreachable, 429, 5xx).
     pub fn retryable(&self) -> bool {
         match self {

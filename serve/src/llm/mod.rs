@@ -10,6 +10,6 @@ mod error;
 mod wire;
 
 pub use client::{LlmClient, Probe};
-pub use config::{ApiKey, LlmConfig};
+pub use config::{ApiKey, DEFAULT_STEPS, LlmConfig, MAX_STEPS};
 pub use error::LlmError;
 pub use wire::{ChatReply, ChatRequest, FunctionCall, Message, Tool, ToolCall, Usage};

@@ -4,11 +4,16 @@
 //! [`Call::new`] and the builder methods, the CLI with [`Call::local`].
 
 use crate::costs::Payer;
+use crate::llm::LlmClient;
 use crate::pool::CpuPool;
 use crate::problem::ApiError;
 use cairn_index::IndexVersion;
 use cairn_search::{Caller, Deadline, Engine, RetrieveResponse, SearchError, SpanRequest};
 use std::sync::Arc;
+use std::time::Duration;
+
+/// Most time a call that waits on the configured model may take.
+pub const MAX_MODEL_WAIT: Duration = Duration::from_secs(300);
 
 /// A fresh id naming one call in logs and problem bodies.
 pub fn new_trace_id() -> String {
@@ -48,6 +53,8 @@ pub struct Call {
     /// Where earlier versions are found (the server's live index); `None`
     /// opens them from the engine's root each time (the CLI).
     pub versions: Option<Arc<dyn Versions>>,
+    /// The configured model, for the operations that call one (`ask`).
+    pub llm: Option<Arc<LlmClient>>,
 }
 
 /// Earlier index versions, for reading passages cited from them.
@@ -74,6 +81,7 @@ impl Call {
             instance: instance.into(),
             text: false,
             versions: None,
+            llm: None,
         }
     }
 
@@ -115,6 +123,27 @@ impl Call {
     pub fn versions(self, versions: Arc<dyn Versions>) -> Self {
         Self {
             versions: Some(versions),
+            ..self
+        }
+    }
+
+    /// The configured model, when there is one.
+    pub fn with_model(self, llm: Option<Arc<LlmClient>>) -> Self {
+        Self { llm, ..self }
+    }
+
+    /// The call with the deadline a model's answer needs: its timeout for
+    /// each of the rounds the model may take and one more, at most
+    /// [`MAX_MODEL_WAIT`] (a model waits, it does not compute here). A call
+    /// without a deadline (the CLI's) keeps none.
+    pub fn for_model(self) -> Self {
+        let (Some(llm), Some(_)) = (&self.llm, self.deadline.instant()) else {
+            return self;
+        };
+        let rounds = llm.config().max_steps + 1;
+        let wait = (llm.config().timeout * rounds).min(MAX_MODEL_WAIT);
+        Self {
+            deadline: Deadline::at(std::time::Instant::now() + wait),
             ..self
         }
     }

@@ -11,6 +11,7 @@
 //! This module depends on the search library and on [`crate::problem`],
 //! [`crate::pool`] and [`crate::costs`] only; the connectors depend on it.
 
+pub mod ask;
 mod call;
 pub mod chatgpt_search;
 pub mod context;
@@ -100,6 +101,9 @@ pub struct Meta {
     pub who: Who,
     /// Whether it runs on the CPU pool (embedding, ranking), within the deadline.
     pub on_cpu: bool,
+    /// Whether it calls the configured model (then its deadline is the
+    /// model's: [`Call::for_model`]).
+    pub model: bool,
     /// Whether it changes nothing (MCP's readOnlyHint; GPT Actions' isConsequential is its negation).
     pub read_only: bool,
     /// The CLI subcommand offering it, if one does (status probes are for
@@ -121,6 +125,7 @@ impl Meta {
         answers: "",
         who: Who::Caller,
         on_cpu: false,
+        model: false,
         read_only: true,
         cli: None,
     };
@@ -179,6 +184,8 @@ pub struct Operation {
     run: for<'a> fn(Input<'a>, Call) -> BoxAnswer<'a>,
     /// Runs it on this thread with arguments parsed from CLI flags.
     local: fn(&clap::ArgMatches, &Call) -> Result<Answer, ApiError>,
+    /// Parses the arguments and runs it on this thread (a tool `ask`'s model calls).
+    here: for<'a> fn(Input<'a>, &Call) -> Result<Answer, ApiError>,
 }
 
 /// No arguments.
@@ -200,6 +207,7 @@ pub const fn operation<O: Op>() -> Operation {
         flags: <O::Args as clap::Args>::augment_args,
         run: run_erased::<O>,
         local: run_local::<O>,
+        here: run_here::<O>,
     }
 }
 
@@ -213,6 +221,7 @@ pub static OPERATIONS: &[Operation] = &[
     operation::<history::History>(),
     operation::<tree::Tree>(),
     operation::<context::Context>(),
+    operation::<ask::Ask>(),
     operation::<explain::Explain>(),
     operation::<grep::Grep>(),
     operation::<references::References>(),
@@ -235,6 +244,12 @@ impl Operation {
     pub fn run_local(&self, flags: &clap::ArgMatches, call: &Call) -> Result<Answer, ApiError> {
         (self.local)(flags, call)
     }
+
+    /// Runs the operation on `args` on this thread, its text wanted: for a
+    /// caller already on the CPU pool (`ask`'s tools).
+    pub fn run_here(&self, args: Input<'_>, call: &Call) -> Result<Answer, ApiError> {
+        (self.here)(args, call)
+    }
 }
 
 fn run_erased<O: Op>(args: Input<'_>, call: Call) -> BoxAnswer<'_> {
@@ -244,6 +259,11 @@ fn run_erased<O: Op>(args: Input<'_>, call: Call) -> BoxAnswer<'_> {
         let output = run::<O>(args, call).await?;
         Ok(Answer::of::<O>(&output, text))
     })
+}
+
+fn run_here<O: Op>(args: Input<'_>, call: &Call) -> Result<Answer, ApiError> {
+    let output = O::run(args.parse::<O::Args>()?, call)?;
+    Ok(Answer::of::<O>(&output, true))
 }
 
 fn run_local<O: Op>(flags: &clap::ArgMatches, call: &Call) -> Result<Answer, ApiError> {
@@ -257,6 +277,10 @@ fn run_local<O: Op>(flags: &clap::ArgMatches, call: &Call) -> Result<Answer, Api
 /// it says so and the call has a pool, else here. The typed entry point
 /// (the web pages, the CLI); connectors with untyped input use [`Operation::run`].
 pub async fn run<O: Op>(args: O::Args, call: Call) -> Result<O::Output, ApiError> {
+    let call = match O::META.model {
+        true => call.for_model(),
+        false => call,
+    };
     match (call.pool.is_some(), O::META.on_cpu) {
         (true, true) => on_pool(call, move |call| O::run(args, call)).await?,
         _ => O::run(args, &call),

@@ -1,6 +1,6 @@
 //! `retrieve`: the exact lines of one document.
 
-use super::{Call, Meta, Method, Op, Route};
+use super::{Call, Meta, Method, Op, PassageRef, Route};
 use crate::problem::ApiError;
 use cairn_search::{RetrieveResponse, SpanRequest};
 
@@ -34,5 +34,16 @@ impl Op for Retrieve {
 
     fn text(r: &RetrieveResponse) -> String {
         r.to_string()
+    }
+
+    fn cites(r: &RetrieveResponse) -> Vec<PassageRef> {
+        vec![PassageRef {
+            doc_id: r.doc_id.clone(),
+            start: r.start_line,
+            end: r.end_line,
+            title: format!("{} lines {}-{}", r.doc_id, r.start_line, r.end_line),
+            version: r.index_version.clone(),
+            focus: None,
+        }]
     }
 }

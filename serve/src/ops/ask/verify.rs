@@ -1,0 +1,335 @@
+//! Checks a model's answer against the index: each citation
+//! (`[doc_id:start-end]`) is read as the caller at the version answering,
+//! and each quotation (text in backticks) must stand in the lines of the
+//! citation that follows it in its paragraph, or, without one, in any
+//! cited lines. What holds is numbered; what does not is marked in the
+//! text and listed.
+
+use crate::ops::Call;
+use cairn_search::SpanRequest;
+use schemars::JsonSchema;
+use serde::Serialize;
+use std::fmt;
+use utoipa::ToSchema;
+
+/// Most lines one citation may span.
+const MAX_CITED_LINES: u32 = 400;
+
+/// A citation that held: the index has these lines for this caller.
+#[derive(Clone, Debug, Serialize, ToSchema, JsonSchema)]
+pub struct AskCitation {
+    /// The `[n]` the answer cites it by.
+    pub n: usize,
+    /// The document.
+    pub doc_id: String,
+    /// First line.
+    pub start_line: u32,
+    /// Last line.
+    pub end_line: u32,
+    /// The lines on the default branch.
+    pub github_url: String,
+    /// The lines at the indexed commit.
+    pub permalink: String,
+}
+
+/// A citation or quotation that did not hold.
+#[derive(Clone, Debug, Serialize, ToSchema, JsonSchema)]
+pub struct Unverified {
+    /// What the answer said: the citation as written, or the quotation.
+    pub text: String,
+    /// Why it does not hold.
+    pub reason: String,
+}
+
+impl fmt::Display for Unverified {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.text, self.reason)
+    }
+}
+
+/// The answer as checked.
+pub(super) struct Checked {
+    pub text: String,
+    pub citations: Vec<AskCitation>,
+    pub unverified: Vec<Unverified>,
+}
+
+/// A citation marker found in the text.
+struct Marker {
+    /// Its bytes in the text.
+    at: std::ops::Range<usize>,
+    doc_id: String,
+    start: u32,
+    end: u32,
+}
+
+/// A cited span as read: its number when it held, and its lines' text.
+struct Read {
+    n: Option<usize>,
+    text: String,
+}
+
+/// Checks `answer` for `call`'s caller.
+pub(super) fn verify(answer: &str, call: &Call) -> Checked {
+    let markers = markers(answer);
+    let mut citations: Vec<AskCitation> = Vec::new();
+    let mut unverified = Vec::new();
+    let mut reads: Vec<Read> = Vec::with_capacity(markers.len());
+    for m in &markers {
+        let same = citations
+            .iter()
+            .find(|c| c.doc_id == m.doc_id && c.start_line == m.start && c.end_line == m.end);
+        if let Some(c) = same {
+            let text = reads
+                .iter()
+                .find(|r| r.n == Some(c.n))
+                .map(|r| r.text.clone())
+                .unwrap_or_default();
+            reads.push(Read { n: Some(c.n), text });
+            continue;
+        }
+        let span =
+            SpanRequest::lines(m.doc_id.clone(), i64::from(m.start), i64::from(m.end)).raw(true);
+        match call.retrieve(&span) {
+            Ok(r) if r.start_line == m.start && r.end_line == m.end => {
+                let n = citations.len() + 1;
+                citations.push(AskCitation {
+                    n,
+                    doc_id: r.doc_id,
+                    start_line: r.start_line,
+                    end_line: r.end_line,
+                    github_url: r.github_url,
+                    permalink: r.permalink,
+                });
+                reads.push(Read {
+                    n: Some(n),
+                    text: r.text,
+                });
+            }
+            Ok(r) => {
+                unverified.push(Unverified {
+                    text: answer[m.at.clone()].to_owned(),
+                    reason: format!("the document has lines 1-{} only", r.total_lines),
+                });
+                reads.push(Read {
+                    n: None,
+                    text: String::new(),
+                });
+            }
+            Err(_) => {
+                // One answer for hidden and absent: the caller learns nothing of either.
+                unverified.push(Unverified {
+                    text: answer[m.at.clone()].to_owned(),
+                    reason: "no such document in the index you may read".to_owned(),
+                });
+                reads.push(Read {
+                    n: None,
+                    text: String::new(),
+                });
+            }
+        }
+    }
+    let text = rewrite(answer, &markers, &reads, &mut unverified);
+    Checked {
+        text,
+        citations,
+        unverified,
+    }
+}
+
+/// `answer` with each marker replaced by `[n]` (or `[unverified]`) and each
+/// quotation its lines do not hold followed by `[unverified]`.
+fn rewrite(
+    answer: &str,
+    markers: &[Marker],
+    reads: &[Read],
+    unverified: &mut Vec<Unverified>,
+) -> String {
+    let all: String = reads
+        .iter()
+        .map(|r| r.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out = String::with_capacity(answer.len());
+    let mut at = 0;
+    let mut quotes = quotations(answer).into_iter().peekable();
+    for (m, read) in markers.iter().zip(reads).chain(std::iter::once((
+        &Marker::end(answer),
+        &Read {
+            n: None,
+            text: String::new(),
+        },
+    ))) {
+        while let Some(q) = quotes.next_if(|q| q.start < m.at.start) {
+            let paragraph_ends = answer[q.end..m.at.start].contains("\n\n");
+            let lines = match (m.at.is_empty() || paragraph_ends, read.n) {
+                (false, Some(_)) => read.text.as_str(),
+                (false, None) => "",
+                (true, _) => all.as_str(),
+            };
+            out.push_str(&answer[at..q.end]);
+            at = q.end;
+            let quoted = &answer[q.start + q.ticks..q.end - q.ticks];
+            if !holds(lines, quoted) {
+                out.push_str(" [unverified]");
+                unverified.push(Unverified {
+                    text: quoted.chars().take(300).collect(),
+                    reason: "not in the cited lines".to_owned(),
+                });
+            }
+        }
+        if m.at.is_empty() {
+            break;
+        }
+        out.push_str(&answer[at..m.at.start]);
+        match read.n {
+            Some(n) => out.push_str(&format!("[{n}]")),
+            None => out.push_str("[unverified]"),
+        }
+        at = m.at.end;
+    }
+    out.push_str(&answer[at..]);
+    out
+}
+
+impl Marker {
+    /// An empty marker at the end of `answer`: quotations after the last
+    /// citation are checked against every cited line.
+    fn end(answer: &str) -> Marker {
+        Marker {
+            at: answer.len()..answer.len(),
+            doc_id: String::new(),
+            start: 0,
+            end: 0,
+        }
+    }
+}
+
+/// Whether `lines` hold `quoted`, whitespace runs counting as one space.
+fn holds(lines: &str, quoted: &str) -> bool {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let q = squash(quoted);
+    !q.is_empty() && squash(lines).contains(&q)
+}
+
+/// The citation markers of `text`: `[doc_id:start-end]` (or `:line`, or
+/// `#Lstart-Lend`) where the doc id has a `/` and no space.
+fn markers(text: &str) -> Vec<Marker> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(open) = text[from..].find('[').map(|i| from + i) {
+        let Some(close) = text[open..].find(']').map(|i| open + i) else {
+            break;
+        };
+        if let Some((doc_id, start, end)) = parse_marker(&text[open + 1..close]) {
+            found.push(Marker {
+                at: open..close + 1,
+                doc_id,
+                start,
+                end,
+            });
+            from = close + 1;
+        } else {
+            from = open + 1;
+        }
+    }
+    found
+}
+
+/// `doc_id:start-end`, `doc_id:line` or `doc_id#Lstart-Lend`, as (doc, start, end).
+fn parse_marker(inner: &str) -> Option<(String, u32, u32)> {
+    let (doc, lines) = inner.rsplit_once('#').or_else(|| inner.rsplit_once(':'))?;
+    if !doc.contains('/') || doc.chars().any(char::is_whitespace) || doc.len() > 1_000 {
+        return None;
+    }
+    let lines = lines.replace('L', "");
+    let (a, b) = lines.split_once('-').unwrap_or((&lines, &lines));
+    let (start, end): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+    (start >= 1 && end >= start && end - start < MAX_CITED_LINES)
+        .then(|| (doc.to_owned(), start, end))
+}
+
+/// A quotation: its bytes, backticks included, and how many backticks open it.
+struct Quote {
+    start: usize,
+    end: usize,
+    ticks: usize,
+}
+
+/// The backtick spans of `text` (inline code and fenced blocks), in order.
+fn quotations(text: &str) -> Vec<Quote> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'`' {
+            i += 1;
+            continue;
+        }
+        let ticks = bytes[i..].iter().take_while(|&&b| b == b'`').count();
+        let fence = "`".repeat(ticks);
+        let body = i + ticks;
+        match text[body..].find(&fence) {
+            Some(len) => {
+                let end = body + len + ticks;
+                let mut inner_start = body;
+                // A fenced block's first line names its language, not its text.
+                if ticks >= 3 {
+                    inner_start = text[body..end - ticks]
+                        .find('\n')
+                        .map_or(body, |n| body + n + 1);
+                }
+                found.push(Quote {
+                    start: inner_start - ticks,
+                    end,
+                    ticks,
+                });
+                i = end;
+            }
+            None => break,
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_doc_ids_with_lines() {
+        let text = "See [science/alpha/src/core.py:5-7] and [a/b.py#L3-L4], [x:1], [a/b:9], [a/b c:1-2], [a/b:7-3].";
+        let found: Vec<_> = markers(text)
+            .into_iter()
+            .map(|m| (m.doc_id, m.start, m.end))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("science/alpha/src/core.py".to_owned(), 5, 7),
+                ("a/b.py".to_owned(), 3, 4),
+                ("a/b".to_owned(), 9, 9)
+            ]
+        );
+    }
+
+    #[test]
+    fn quotations_are_inline_code_and_fences() {
+        let text = "Use `fit_model(data)` then\n```python\nx = 1\n```\n and ``a`b``.";
+        let q: Vec<&str> = quotations(text)
+            .iter()
+            .map(|q| &text[q.start + q.ticks..q.end - q.ticks])
+            .collect();
+        assert_eq!(q, ["fit_model(data)", "x = 1\n", "a`b"]);
+    }
+
+    #[test]
+    fn quotations_hold_whatever_the_spacing() {
+        assert!(holds(
+            "def fit_model(data,   t_E=1.0):\n    pass",
+            "fit_model(data, t_E=1.0)"
+        ));
+        assert!(!holds("def fit_model(data):", "fit_model(data, t_E=2)"));
+        assert!(!holds("anything", "   "));
+    }
+}

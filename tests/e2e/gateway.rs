@@ -1,0 +1,237 @@
+//! The chat gateway (`POST /v1/chat/completions`, issue 60) in process on
+//! the real app factory, in front of the scripted OpenAI-compatible
+//! receiver: what the model is sent (the caller's request grounded with the
+//! passages its caller may see, cairn's own fields taken out, the configured
+//! model and token bound), what the caller gets back (the model's answer and
+//! the citations), and the refusals (bad fields, a failing model, no model,
+//! no credentials) with the key never in an answer.
+
+use crate::http::{bearer, parts, served};
+use crate::llm::{Receiver, Reply, completion};
+use actix_web::http::StatusCode;
+use actix_web::test;
+use cairn_serve::llm::{ApiKey, LlmConfig};
+use cairn_serve::server::app;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const KEY: &str = "sk-gateway-5c1d9e7a";
+
+/// The configuration of `receiver`, with [`KEY`] from a mode-600 file.
+fn config(receiver: &Receiver, dir: &std::path::Path) -> LlmConfig {
+    use std::os::unix::fs::PermissionsExt;
+    let file = dir.join("llm.key");
+    std::fs::write(&file, KEY).expect("key");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let key = ApiKey::from_file(&file).expect("key file");
+    LlmConfig::new(
+        &receiver.url,
+        "tiny",
+        Some(key),
+        Duration::from_secs(10),
+        256,
+    )
+    .expect("config")
+}
+
+/// A request asking how to fit the model, with a system message of its own.
+fn asking(extra: Value) -> Value {
+    let mut body = json!({
+        "model": "whatever-the-caller-says",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "how do I fit the model with fit_model"}
+        ],
+        "temperature": 0.1,
+        "max_tokens": 100000
+    });
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    body
+}
+
+fn post(token: &str, body: &Value) -> test::TestRequest {
+    test::TestRequest::post()
+        .uri("/v1/chat/completions")
+        .insert_header(bearer(token))
+        .set_json(body)
+}
+
+#[actix_web::test]
+async fn a_grounded_request_reaches_the_model_with_the_callers_passages_only() {
+    let receiver = Receiver::start(|_| Reply::Json(200, completion("Call fit_model [1].")));
+    let dir = tempfile::tempdir().expect("dir");
+    let llm = config(&receiver, dir.path());
+    let s = served(Some("team-a"), |o| o.llm = Some(llm));
+    let app = test::init_service(app(s.state.clone())).await;
+
+    let (status, _, answer) =
+        parts(test::call_service(&app, post(&s.team, &asking(json!({}))).to_request()).await).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(
+        answer["choices"][0]["message"]["content"],
+        "Call fit_model [1]."
+    );
+    let citations = answer["citations"].as_array().expect("citations");
+    assert!(!citations.is_empty(), "{answer}");
+    assert!(
+        citations
+            .iter()
+            .any(|c| c["doc_id"].as_str().is_some_and(|d| d.contains("/alpha/"))),
+        "{answer}"
+    );
+    for c in citations {
+        assert!(
+            c["permalink"]
+                .as_str()
+                .is_some_and(|p| p.contains("/blob/") && p.contains("#L")),
+            "{c}"
+        );
+        assert_eq!(c["content_sha256"].as_str().map(str::len), Some(64), "{c}");
+    }
+    assert_eq!(answer["insufficient_evidence"], false);
+    assert!(answer["index_version"].is_string());
+
+    let sent = receiver.requests();
+    assert_eq!(sent.len(), 1);
+    let body = &sent[0].body;
+    assert_eq!(sent[0].line, "POST /v1/chat/completions");
+    assert_eq!(
+        sent[0].authorization.as_deref(),
+        Some(format!("Bearer {KEY}").as_str())
+    );
+    assert_eq!(
+        body["model"], "tiny",
+        "the configured model, not the caller's"
+    );
+    assert_eq!(body["max_tokens"], 256, "capped at --llm-max-tokens");
+    assert_eq!(body["stream"], false);
+    assert_eq!(
+        body["temperature"], 0.1,
+        "the caller's own fields pass through"
+    );
+    assert!(
+        body.get("rag").is_none() && body.get("use_rag").is_none(),
+        "{body}"
+    );
+    let system = body["messages"][0]["content"]
+        .as_str()
+        .expect("system text");
+    assert!(
+        system.starts_with("Be brief.\n\nPassages from the cairn index"),
+        "{system}"
+    );
+    let first = citations[0]["doc_id"].as_str().expect("doc id");
+    assert!(system.contains(first), "{system}");
+    assert_eq!(body["messages"][1], asking(json!({}))["messages"][1]);
+
+    // Another caller's prompt never holds a document it may not see.
+    let (status, _, answer) =
+        parts(test::call_service(&app, post(&s.reader, &asking(json!({}))).to_request()).await)
+            .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let sent = receiver.requests();
+    let system = sent[1].body["messages"][0]["content"]
+        .as_str()
+        .expect("system text");
+    assert!(!system.contains("/alpha/"), "{system}");
+    assert!(
+        !answer["citations"].to_string().contains("/alpha/"),
+        "{answer}"
+    );
+
+    // Opting out forwards the conversation as it came.
+    let plain = asking(json!({"use_rag": false}));
+    let (status, _, answer) =
+        parts(test::call_service(&app, post(&s.team, &plain).to_request()).await).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(answer.get("citations").is_none(), "{answer}");
+    assert_eq!(receiver.requests()[2].body["messages"], plain["messages"]);
+}
+
+#[actix_web::test]
+async fn bad_fields_a_failing_model_and_missing_credentials_are_refused() {
+    // A model that fails, echoing the key it was sent.
+    let receiver = Receiver::start(|r| {
+        Reply::Json(
+            500,
+            json!({"error": format!("upstream broke; you sent {:?}", r.authorization)}),
+        )
+    });
+    let dir = tempfile::tempdir().expect("dir");
+    let llm = config(&receiver, dir.path());
+    let s = served(None, |o| {
+        o.llm = Some(llm);
+        o.public_read = true;
+    });
+    let app = test::init_service(app(s.state.clone())).await;
+
+    let res = test::call_service(&app, post(&s.reader, &asking(json!({}))).to_request()).await;
+    let retry = res.headers().get("retry-after").cloned();
+    let (status, ct, problem) = parts(res).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY, "{problem}");
+    assert_eq!(ct, "application/problem+json");
+    assert_eq!(problem["code"], "model_unavailable");
+    assert!(retry.is_some(), "a 500 upstream may pass: Retry-After");
+    let text = problem.to_string();
+    assert!(
+        text.contains("500") && text.contains("[redacted]"),
+        "{text}"
+    );
+    assert!(
+        !text.contains(KEY) && !text.contains(&receiver.url),
+        "{text}"
+    );
+
+    // An unknown field does not parse (400, as everywhere in the API); a
+    // known one with a value that cannot be used is 422; both name it.
+    let (bad, invalid) = (StatusCode::BAD_REQUEST, StatusCode::UNPROCESSABLE_ENTITY);
+    for (extra, want, field) in [
+        (json!({"rag": {"bogus": 1}}), bad, "rag.bogus"),
+        (
+            json!({"rag": {"toolkit": "nosuch"}}),
+            invalid,
+            "rag.toolkit",
+        ),
+        (json!({"rag": {"query": "other"}}), invalid, "rag.query"),
+        (json!({"use_rag": "yes"}), invalid, "use_rag"),
+        (json!({"stream": true}), invalid, "stream"),
+        (
+            json!({"messages": [{"role": "assistant", "content": "hi"}]}),
+            invalid,
+            "messages",
+        ),
+    ] {
+        let before = receiver.requests().len();
+        let request = post(&s.reader, &asking(extra.clone())).to_request();
+        let (status, _, problem) = parts(test::call_service(&app, request).await).await;
+        assert_eq!(status, want, "{extra}: {problem}");
+        assert_eq!(problem["field"], field, "{extra}: {problem}");
+        assert_eq!(
+            receiver.requests().len(),
+            before,
+            "{extra} reached the model"
+        );
+    }
+
+    // --public-read answers anonymous searches, but not the model's tokens.
+    let req = test::TestRequest::post()
+        .uri("/v1/chat/completions")
+        .set_json(asking(json!({})));
+    let (status, _, problem) = parts(test::call_service(&app, req.to_request()).await).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{problem}");
+
+    // Without a model there is no gateway.
+    let bare = served(None, |_| {});
+    let without = test::init_service(cairn_serve::server::app(bare.state.clone())).await;
+    let (status, _, _) = parts(
+        test::call_service(
+            &without,
+            post(&bare.reader, &asking(json!({}))).to_request(),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
