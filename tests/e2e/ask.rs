@@ -13,7 +13,7 @@ use cairn_serve::llm::LlmConfig;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-const CORE: &str = "science/alpha/src/alpha/core.py";
+pub(crate) const CORE: &str = "science/alpha/src/alpha/core.py";
 
 /// A reply calling `calls` (name, arguments as text).
 fn calling(calls: &[(&str, &str)]) -> Value {
@@ -35,7 +35,7 @@ fn rounds(r: &Received) -> usize {
 
 /// A model that searches, reads `core.py`'s lines 5-7, then answers with one
 /// quotation those lines hold and one they do not.
-fn scripted(r: &Received) -> Reply {
+pub(crate) fn scripted(r: &Received) -> Reply {
     let answer = format!(
         "Call `def fit_model(data, t_E=1.0):` [{CORE}:5-7]; it is not `fit_all(x)` [{CORE}:5-7]."
     );
@@ -308,4 +308,57 @@ fn the_cli_and_mcp_ask_the_same_way() {
         assert_eq!(answer["citations"][0]["doc_id"], CORE, "{answer}");
         client.cancel().await.expect("close");
     });
+}
+
+#[actix_web::test]
+async fn the_ask_page_shows_the_answer_with_its_passages() {
+    let receiver = Receiver::start(scripted);
+    let s = served(None, |o| o.llm = Some(config(&receiver)));
+    let app = atest::init_service(cairn_serve::server::app(s.state.clone())).await;
+    let page = |uri: &str, token: Option<&str>| {
+        let mut req = atest::TestRequest::get()
+            .uri(uri)
+            .insert_header(("accept", "text/html"));
+        if let Some(t) = token {
+            req = req.insert_header(bearer(t));
+        }
+        req.to_request()
+    };
+    let res = atest::call_service(
+        &app,
+        page("/answer?q=How+do+I+fit+a+model%3F", Some(&s.reader)),
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let html = String::from_utf8(atest::read_body(res).await.to_vec()).expect("utf8");
+    assert!(
+        html.contains("Call `def fit_model(data, t_E=1.0):` [1]"),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!("href=\"/doc/{CORE}?lines=5-7\"")),
+        "{html}"
+    );
+    assert!(
+        html.contains("<code>fit_all(x)</code>: not in the cited lines"),
+        "{html}"
+    );
+    // The search page offers it for the same question.
+    let res = atest::call_service(&app, page("/?q=fit+a+model", Some(&s.reader))).await;
+    let html = String::from_utf8(atest::read_body(res).await.to_vec()).expect("utf8");
+    assert!(html.contains("href=\"/answer?q=fit+a+model\""), "{html}");
+    // A visitor who is not signed in is told why, and the model is not asked.
+    let before = receiver.requests().len();
+    let res = atest::call_service(&app, page("/answer?q=anything", None)).await;
+    let html = String::from_utf8(atest::read_body(res).await.to_vec()).expect("utf8");
+    assert!(html.contains("send a token"), "{html}");
+    assert_eq!(receiver.requests().len(), before);
+    // Without a model the page is not there, nor is the offer.
+    let bare = served(None, |_| {});
+    let without = atest::init_service(cairn_serve::server::app(bare.state.clone())).await;
+    let res = atest::call_service(&without, page("/answer?q=x", Some(&bare.reader))).await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    let res = atest::call_service(&without, page("/?q=fit", Some(&bare.reader))).await;
+    let html = String::from_utf8(atest::read_body(res).await.to_vec()).expect("utf8");
+    assert!(!html.contains("/answer"), "{html}");
 }

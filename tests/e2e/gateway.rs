@@ -60,7 +60,14 @@ fn post(token: &str, body: &Value) -> test::TestRequest {
 
 #[actix_web::test]
 async fn a_grounded_request_reaches_the_model_with_the_callers_passages_only() {
-    let receiver = Receiver::start(|_| Reply::Json(200, completion("Call fit_model [1].")));
+    let receiver = Receiver::start(|r| match r.body["stream"].as_bool() {
+        Some(true) => Reply::Events(vec![
+            json!({"choices": [{"index": 0, "delta": {"content": "Call "}}]}).to_string(),
+            json!({"choices": [{"index": 0, "delta": {"content": "fit_model [1]."}}]}).to_string(),
+            "[DONE]".to_owned(),
+        ]),
+        _ => Reply::Json(200, completion("Call fit_model [1].")),
+    });
     let dir = tempfile::tempdir().expect("dir");
     let llm = config(&receiver, dir.path());
     let s = served(Some("team-a"), |o| o.llm = Some(llm));
@@ -141,13 +148,43 @@ async fn a_grounded_request_reaches_the_model_with_the_callers_passages_only() {
         "{answer}"
     );
 
+    // Streamed: the model's events as they came, then the citations, then the end.
+    let streamed = asking(json!({"stream": true}));
+    let res = test::call_service(&app, post(&s.team, &streamed).to_request()).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let ct = res
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    assert_eq!(ct, "text/event-stream");
+    let text = String::from_utf8(test::read_body(res).await.to_vec()).expect("utf8");
+    let events: Vec<&str> = text.split("\n\n").filter(|e| !e.is_empty()).collect();
+    assert_eq!(events.len(), 4, "{text}");
+    assert!(
+        events[0].contains("\"Call \"") && events[1].contains("fit_model"),
+        "{text}"
+    );
+    let grounds: Value =
+        serde_json::from_str(events[2].trim_start_matches("data: ")).expect("json");
+    assert_eq!(grounds["object"], "cairn.citations");
+    assert!(
+        grounds["citations"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty()),
+        "{grounds}"
+    );
+    assert_eq!(events[3], "data: [DONE]");
+    assert_eq!(receiver.requests()[2].body["stream"], true);
+
     // Opting out forwards the conversation as it came.
     let plain = asking(json!({"use_rag": false}));
     let (status, _, answer) =
         parts(test::call_service(&app, post(&s.team, &plain).to_request()).await).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert!(answer.get("citations").is_none(), "{answer}");
-    assert_eq!(receiver.requests()[2].body["messages"], plain["messages"]);
+    assert_eq!(receiver.requests()[3].body["messages"], plain["messages"]);
 }
 
 #[actix_web::test]
@@ -184,6 +221,16 @@ async fn bad_fields_a_failing_model_and_missing_credentials_are_refused() {
         "{text}"
     );
 
+    // Streamed or not, the model's failure comes before any event: a problem.
+    let streamed = post(&s.reader, &asking(json!({"stream": true})));
+    let (status, ct, problem) = parts(test::call_service(&app, streamed.to_request()).await).await;
+    assert_eq!(
+        (status, ct.as_str()),
+        (StatusCode::BAD_GATEWAY, "application/problem+json"),
+        "{problem}"
+    );
+    assert!(!problem.to_string().contains(KEY), "{problem}");
+
     // An unknown field does not parse (400, as everywhere in the API); a
     // known one with a value that cannot be used is 422; both name it.
     let (bad, invalid) = (StatusCode::BAD_REQUEST, StatusCode::UNPROCESSABLE_ENTITY);
@@ -196,7 +243,7 @@ async fn bad_fields_a_failing_model_and_missing_credentials_are_refused() {
         ),
         (json!({"rag": {"query": "other"}}), invalid, "rag.query"),
         (json!({"use_rag": "yes"}), invalid, "use_rag"),
-        (json!({"stream": true}), invalid, "stream"),
+        (json!({"stream": "yes"}), invalid, "stream"),
         (
             json!({"messages": [{"role": "assistant", "content": "hi"}]}),
             invalid,

@@ -27,6 +27,9 @@ pub struct Received {
 /// silence (it reads the request and never answers).
 pub enum Reply {
     Json(u16, Value),
+    /// Server-sent events, each `data: …` line as given, the connection
+    /// closed after the last.
+    Events(Vec<String>),
     Silent,
 }
 
@@ -109,6 +112,16 @@ fn answer(
                 "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
                 text.len()
             );
+        }
+        Reply::Events(events) => {
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+            );
+            for e in events {
+                let _ = write!(stream, "data: {e}\n\n");
+                let _ = stream.flush();
+            }
         }
         Reply::Silent => std::thread::sleep(Duration::from_secs(30)),
     }

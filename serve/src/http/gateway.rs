@@ -6,7 +6,9 @@
 //! budget, the request forwarded to the configured model, and the model's
 //! answer returned as the endpoint wrote it with those passages as
 //! `citations`. `"use_rag": false` forwards the request untouched; `"rag"`
-//! takes the `context` operation's options (filters, `max_tokens`, …).
+//! takes the `context` operation's options (filters, `max_tokens`, …);
+//! `"stream": true` relays the model's server-sent events as they come,
+//! with the citations as one more event before `data: [DONE]`.
 
 use super::api::call;
 use super::state::AppState;
@@ -14,8 +16,9 @@ use crate::ops::context::{Context, ContextArgs};
 use crate::ops::{Anonymous, Input};
 use crate::problem::ApiError;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
-use cairn_search::Code;
+use cairn_search::{Code, ContextResponse};
 use serde_json::{Map, Value, json};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The gateway's route.
 pub const PATH: &str = "/v1/chat/completions";
@@ -31,6 +34,8 @@ struct GatewayRequest {
     body: Map<String, Value>,
     use_rag: bool,
     rag: Map<String, Value>,
+    /// The answer wanted as server-sent events.
+    stream: bool,
 }
 
 async fn chat(
@@ -52,24 +57,153 @@ async fn chat(
         true => Some(ground(&state, &req, &mut request).await?),
         false => None,
     };
+    let grounds = grounding.as_ref().map(Grounds::of);
+    if request.stream {
+        return stream(llm, request.body, grounds).await;
+    }
     let until = std::time::Instant::now() + llm.config().timeout;
     let body = request.body;
     let (mut answer, usage) = web::block(move || llm.forward(body, Some(until)))
         .await
         .map_err(|_| ApiError::new(Code::Internal, "the model's request was lost"))?
-        .map_err(|e| {
-            tracing::warn!(target: "cairn::llm", error = %e, "the gateway's model request failed");
-            ApiError::from(e)
-        })?;
+        .map_err(refused)?;
     state
         .metrics
         .model_tokens(usage.prompt_tokens, usage.completion_tokens);
-    if let Some(g) = grounding {
-        answer["citations"] = serde_json::to_value(&g.citations).unwrap_or_default();
-        answer["insufficient_evidence"] = g.insufficient_evidence.into();
-        answer["index_version"] = g.index_version.into();
+    if let (Some(g), Some(fields)) = (grounds, answer.as_object_mut()) {
+        fields.extend(g.0);
     }
     Ok(HttpResponse::Ok().json(answer))
+}
+
+/// What the gateway adds to an answer: its `citations`,
+/// `insufficient_evidence` and `index_version`.
+struct Grounds(Map<String, Value>);
+
+impl Grounds {
+    fn of(context: &ContextResponse) -> Self {
+        let mut fields = Map::new();
+        fields.insert(
+            "citations".to_owned(),
+            serde_json::to_value(&context.citations).unwrap_or_default(),
+        );
+        fields.insert(
+            "insufficient_evidence".to_owned(),
+            context.insufficient_evidence.into(),
+        );
+        fields.insert(
+            "index_version".to_owned(),
+            context.index_version.clone().into(),
+        );
+        Self(fields)
+    }
+}
+
+/// The model's failure as the caller is told it, logged whole first.
+fn refused(e: crate::llm::LlmError) -> ApiError {
+    tracing::warn!(target: "cairn::llm", error = %e, "the gateway's model request failed");
+    ApiError::from(e)
+}
+
+/// Most streamed answers relayed at once (each holds a thread while it runs).
+const MAX_STREAMS: usize = 64;
+
+/// Streamed answers being relayed now.
+static STREAMS: AtomicUsize = AtomicUsize::new(0);
+
+/// Holds one of [`MAX_STREAMS`] places while a stream is relayed.
+struct StreamPlace;
+
+impl StreamPlace {
+    fn take() -> Option<Self> {
+        STREAMS
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_STREAMS).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| StreamPlace)
+    }
+}
+
+impl Drop for StreamPlace {
+    fn drop(&mut self) {
+        STREAMS.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A streamed request: the model's server-sent events relayed as they
+/// arrive, with one more event before `data: [DONE]` holding the grounds
+/// (`"object": "cairn.citations"`). The model's error, before any event,
+/// is a problem like any other.
+async fn stream(
+    llm: std::sync::Arc<crate::llm::LlmClient>,
+    body: Map<String, Value>,
+    grounds: Option<Grounds>,
+) -> Result<HttpResponse, ApiError> {
+    let Some(place) = StreamPlace::take() else {
+        return Err(ApiError::new(
+            Code::Overloaded,
+            format!("{MAX_STREAMS} streamed answers are being relayed; retry shortly"),
+        )
+        .retry_after(1));
+    };
+    let events = web::block(move || llm.forward_stream(body))
+        .await
+        .map_err(|_| ApiError::new(Code::Internal, "the model's request was lost"))?
+        .map_err(refused)?;
+    let tail = grounds.map(|mut g| {
+        g.0.insert("object".to_owned(), "cairn.citations".into());
+        format!("data: {}\n\n", Value::Object(g.0))
+    });
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<web::Bytes, std::io::Error>>(16);
+    std::thread::Builder::new()
+        .name("cairn-gateway-stream".into())
+        .spawn(move || {
+            let _place = place;
+            relay(events, tail, &tx);
+        })
+        .map_err(|_| {
+            ApiError::new(Code::Overloaded, "no thread to relay the answer").retry_after(1)
+        })?;
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    });
+    Ok(HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("cache-control", "no-cache"))
+        // Compressing would hold events back until a block fills.
+        .insert_header(actix_web::http::header::ContentEncoding::Identity)
+        .streaming(body))
+}
+
+/// Copies `events` line by line to `tx`, putting `tail` before the
+/// `data: [DONE]` that ends them (and ending them so if the model did not);
+/// stops when the caller has gone.
+fn relay(
+    mut events: Box<dyn std::io::BufRead + Send>,
+    tail: Option<String>,
+    tx: &tokio::sync::mpsc::Sender<Result<web::Bytes, std::io::Error>>,
+) {
+    let send = |text: String| tx.blocking_send(Ok(web::Bytes::from(text))).is_ok();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match events.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) if line.trim_end() == "data: [DONE]" => break,
+            Ok(_) => {
+                if !send(std::mem::take(&mut line)) {
+                    return;
+                }
+            }
+        }
+    }
+    if let Some(t) = tail
+        && !send(t)
+    {
+        return;
+    }
+    send("data: [DONE]\n\n".to_owned());
 }
 
 /// The body as a gateway request: a JSON object with a non-empty
@@ -93,13 +227,17 @@ fn parse(bytes: &[u8]) -> Result<GatewayRequest, ApiError> {
             "a non-empty list of chat messages",
         ));
     }
-    if body.get("stream").is_some_and(|s| s != &Value::Bool(false)) {
-        return Err(ApiError::invalid(
-            "stream",
-            "streaming is not offered by the gateway yet: send \"stream\": false",
-        ));
-    }
-    Ok(GatewayRequest { body, use_rag, rag })
+    let stream = match body.remove("stream") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => b,
+        Some(_) => return Err(ApiError::invalid("stream", "true or false")),
+    };
+    Ok(GatewayRequest {
+        body,
+        use_rag,
+        rag,
+        stream,
+    })
 }
 
 /// Grounds `request`: the context for its last user message, as the caller
@@ -245,7 +383,7 @@ mod tests {
                 Some("rag"),
             ),
             (
-                r#"{"messages": [{"role": "user", "content": "q"}], "stream": true}"#,
+                r#"{"messages": [{"role": "user", "content": "q"}], "stream": 1}"#,
                 Some("stream"),
             ),
             (r#"[1]"#, None),

@@ -197,6 +197,11 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// Whether a model is configured (`ask`, the chat gateway, the ask page).
+    pub fn has_model(&self) -> bool {
+        self.llm.is_some()
+    }
+
     /// Shared state for the server and its tests.
     pub fn new(
         live: Arc<LiveIndex>,
@@ -231,6 +236,7 @@ impl AppState {
                 costs: Arc::clone(&costs),
                 deadline: opts.deadline,
                 public_url: opts.public_url.clone(),
+                llm: llm.clone(),
             };
             Arc::new(crate::slack::Slack::new(config, server))
         });

@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 /// Most bytes of an answer read (a reply bounded by `max_tokens` is far less).
 const MAX_ANSWER_BYTES: u64 = 4 << 20;
 
+/// Most bytes of a streamed answer relayed.
+const MAX_STREAM_BYTES: u64 = 16 << 20;
+
 /// Most characters of an error body kept for the message.
 const MAX_DETAIL_CHARS: usize = 300;
 
@@ -92,20 +95,10 @@ impl LlmClient {
     /// no streaming; the answer as the endpoint wrote it, and its usage.
     pub fn forward(
         &self,
-        mut body: Map<String, Value>,
+        body: Map<String, Value>,
         until: Option<Instant>,
     ) -> Result<(Value, Usage), LlmError> {
-        let cap = u64::from(self.config.max_tokens);
-        let asked = ["max_tokens", "max_completion_tokens"]
-            .iter()
-            .filter_map(|k| body.remove(*k))
-            .find_map(|v| v.as_u64());
-        body.insert("model".to_owned(), self.config.model.clone().into());
-        body.insert(
-            "max_tokens".to_owned(),
-            asked.map_or(cap, |a| a.min(cap)).into(),
-        );
-        body.insert("stream".to_owned(), false.into());
+        let body = self.as_configured(body, false);
         let (url, text) = self.post(&body, until)?;
         let answer: Value =
             serde_json::from_str(&text).map_err(|e| self.malformed(&url, e.to_string()))?;
@@ -116,6 +109,45 @@ impl LlmClient {
         Ok((answer, usage))
     }
 
+    /// [`LlmClient::forward`], streamed: the endpoint's server-sent events
+    /// as they arrive (at most [`MAX_STREAM_BYTES`], within the timeout),
+    /// once it has answered 2xx; its error otherwise.
+    pub fn forward_stream(
+        &self,
+        body: Map<String, Value>,
+    ) -> Result<Box<dyn std::io::BufRead + Send>, LlmError> {
+        let body = self.as_configured(body, true);
+        let (url, resp) = self.send(&body, None)?;
+        if !resp.status().is_success() {
+            return Err(self.read(&url, resp).err().unwrap_or_else(|| {
+                self.malformed(&url, "an error status with no error".to_owned())
+            }));
+        }
+        let reader = resp
+            .into_body()
+            .into_with_config()
+            .limit(MAX_STREAM_BYTES)
+            .reader();
+        Ok(Box::new(std::io::BufReader::new(reader)))
+    }
+
+    /// A caller's request body as it goes to the endpoint: the configured
+    /// model, at most the configured tokens, streamed or not.
+    fn as_configured(&self, mut body: Map<String, Value>, stream: bool) -> Map<String, Value> {
+        let cap = u64::from(self.config.max_tokens);
+        let asked = ["max_tokens", "max_completion_tokens"]
+            .iter()
+            .filter_map(|k| body.remove(*k))
+            .find_map(|v| v.as_u64());
+        body.insert("model".to_owned(), self.config.model.clone().into());
+        body.insert(
+            "max_tokens".to_owned(),
+            asked.map_or(cap, |a| a.min(cap)).into(),
+        );
+        body.insert("stream".to_owned(), stream.into());
+        body
+    }
+
     /// Posts `body` to the Chat Completions endpoint: its URL and the
     /// answer's text, or the endpoint's error.
     fn post(
@@ -123,6 +155,18 @@ impl LlmClient {
         body: &impl serde::Serialize,
         until: Option<Instant>,
     ) -> Result<(String, String), LlmError> {
+        let (url, resp) = self.send(body, until)?;
+        let text = self.read(&url, resp)?;
+        Ok((url, text))
+    }
+
+    /// Sends `body` to the Chat Completions endpoint: its URL and the
+    /// response, whatever its status.
+    fn send(
+        &self,
+        body: &impl serde::Serialize,
+        until: Option<Instant>,
+    ) -> Result<(String, ureq::http::Response<ureq::Body>), LlmError> {
         let url = self.config.endpoint("chat/completions");
         let json = serde_json::to_vec(body).map_err(|e| self.malformed(&url, e.to_string()))?;
         let mut req = self
@@ -144,8 +188,7 @@ impl LlmClient {
         let resp = req
             .send(&json[..])
             .map_err(|e| self.unreachable(&url, e.to_string()))?;
-        let text = self.read(&url, resp)?;
-        Ok((url, text))
+        Ok((url, resp))
     }
 
     /// Checks the endpoint as `cairn doctor` does: the model list (where

@@ -1,10 +1,12 @@
-//! An answer as Slack shows it: Block Kit, at most [`MAX_HITS`] hits, each
+//! An answer as Slack shows it: a configured model's answer in words with
+//! its checked citations ([`asked`]), or else Block Kit of at most [`MAX_HITS`] hits, each
 //! its `doc_id:a-b` linked to the commit permalink, its focus lines as a
 //! code block (at most [`MAX_LINES`]), its repository and commit; "not
 //! enough evidence" said in words; a link to the web page for more. All
 //! text escaped for Slack's mrkdwn, whose only special characters are
 //! `&`, `<` and `>` (and ``` inside a code block).
 
+use crate::ops::ask::AskResponse;
 use cairn_search::{Hit, SearchResponse};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -124,6 +126,60 @@ pub fn answer(
             "elements": [{"type": "mrkdwn", "text": format!("<{}|More on the web page>", escape(url))}]
         }));
     }
+    json!({"text": text, "blocks": blocks})
+}
+
+/// The message answering with `asked`, a configured model's answer whose
+/// citations held: the answer in words, then each citation linked to its
+/// permalink, what did not hold, and the web page for more.
+pub fn asked(asked: &AskResponse, more: Option<&str>) -> Value {
+    let mut blocks = vec![section(
+        &escape_within(&asked.answer, MAX_TEXT_CHARS),
+        false,
+    )];
+    let cites: Vec<String> = asked
+        .citations
+        .iter()
+        .map(|c| {
+            let label = escape(&format!(
+                "{}:{}-{}",
+                middle_cut(&c.doc_id),
+                c.start_line,
+                c.end_line
+            ));
+            match c.permalink.chars().count() <= MAX_URL_CHARS {
+                true => format!("*[{}]* <{}|{label}>", c.n, escape(&c.permalink)),
+                false => format!("*[{}]* {label}", c.n),
+            }
+        })
+        .collect();
+    // Slack allows at most 10 elements in a context block.
+    for group in cites.chunks(10) {
+        let elements: Vec<Value> = group
+            .iter()
+            .map(|t| json!({"type": "mrkdwn", "text": t}))
+            .collect();
+        blocks.push(json!({"type": "context", "elements": elements}));
+    }
+    if !asked.unverified.is_empty() {
+        let said: Vec<String> = asked.unverified.iter().map(|u| u.to_string()).collect();
+        let text = format!("Not verified: {}", said.join("; "));
+        blocks.push(json!({
+            "type": "context",
+            "elements": [{"type": "mrkdwn", "text": escape_within(&text, MAX_TEXT_CHARS)}]
+        }));
+    }
+    if let Some(url) = more.filter(|u| u.chars().count() <= MAX_URL_CHARS) {
+        blocks.push(json!({
+            "type": "context",
+            "elements": [{"type": "mrkdwn", "text": format!("<{}|More on the web page>", escape(url))}]
+        }));
+    }
+    let n = asked.citations.len();
+    let text = format!(
+        "An answer citing {n} passage{}",
+        if n == 1 { "" } else { "s" }
+    );
     json!({"text": text, "blocks": blocks})
 }
 

@@ -23,6 +23,7 @@ pub mod verify;
 use crate::costs::Costs;
 use crate::live::LiveIndex;
 use crate::ops::Call;
+use crate::ops::ask::{Ask, AskArgs};
 use crate::ops::search::{Search, SearchArgs};
 use crate::pool::CpuPool;
 use crate::ratelimit::RateLimiter;
@@ -88,6 +89,8 @@ pub struct Server {
     pub deadline: Duration,
     /// The web page's address, when the server has a public one.
     pub public_url: Option<String>,
+    /// The configured model: questions are answered in words with `ask`.
+    pub llm: Option<Arc<crate::llm::LlmClient>>,
 }
 
 /// The Slack app's state, shared by every worker.
@@ -396,6 +399,22 @@ async fn answer(slack: &Slack, question: String) -> Value {
         let q: String = url::form_urlencoded::byte_serialize(question.as_bytes()).collect();
         format!("{}/?q={q}", base.trim_end_matches('/'))
     });
+    if let Some(llm) = &server.llm {
+        let args = AskArgs {
+            question: question.clone(),
+            max_steps: None,
+        };
+        // Without evidence, or when the model fails, today's cited list says so in words.
+        match crate::ops::run::<Ask>(args, call().with_model(Some(Arc::clone(llm)))).await {
+            Ok(asked) if !asked.insufficient_evidence => {
+                return blocks::asked(&asked, more.as_deref());
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(target: "cairn::slack", error = %e.detail, "ask failed; answering with the search");
+            }
+        }
+    }
     let args = SearchArgs {
         query: question,
         queries: Vec::new(),

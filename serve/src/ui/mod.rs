@@ -20,6 +20,7 @@ mod html;
 mod pages;
 
 use crate::http::AppState;
+use crate::ops::ask::{Ask, AskArgs};
 use crate::ops::definitions::{Definitions, DefinitionsArgs};
 use crate::ops::explain::Explain;
 use crate::ops::grep::Grep;
@@ -59,6 +60,7 @@ fn is_page(path: &str) -> bool {
         || path == "/login"
         || path == "/logout"
         || path == "/errors"
+        || path == "/answer"
         || path == "/browse"
         || path.starts_with("/browse/")
         || path.starts_with("/doc/")
@@ -84,6 +86,7 @@ fn routes(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(explain)),
         )
         .service(web::resource("/api").route(web::get().to(api)))
+        .service(web::resource("/answer").route(web::get().to(answer)))
         .service(
             web::resource("/login")
                 .route(web::get().to(login_form))
@@ -156,13 +159,53 @@ async fn search(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResp
         return Ok(html_response(actix_web::http::StatusCode::OK, body));
     }
     let version = run::<Version>(&state, &req, NoArgs {}).await?;
-    let main = pages::search(&form, &version, answer.as_ref(), error_html.as_deref());
+    let main = pages::search(
+        &form,
+        &version,
+        answer.as_ref(),
+        error_html.as_deref(),
+        state.has_model(),
+    );
     let title = if form.q.is_empty() {
         "Search".to_owned()
     } else {
         form.q.clone()
     };
     Ok(ok_page(&title, &main, &version.index_version))
+}
+
+/// The ask page: a question in `q` is answered by the configured model as
+/// the visitor (who must be signed in: the model's tokens are spent).
+async fn answer(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+    if !state.has_model() {
+        return Err(ApiError::new(
+            cairn_search::Code::NotFound,
+            "no model is configured on this server",
+        ));
+    }
+    let question = query(&req)
+        .get("q")
+        .map(|q| q.trim().to_owned())
+        .unwrap_or_default();
+    let answer = match question.is_empty() {
+        true => None,
+        false => {
+            let args = AskArgs {
+                question: question.clone(),
+                max_steps: None,
+            };
+            Some(run::<Ask>(&state, &req, args).await)
+        }
+    };
+    let (answer, error) = match answer {
+        Some(Ok(a)) => (Some(a), None),
+        Some(Err(e)) if e.status.is_client_error() => (None, Some(field_error(&e))),
+        Some(Err(e)) => return Err(e),
+        None => (None, None),
+    };
+    let version = run::<Version>(&state, &req, NoArgs {}).await?;
+    let main = pages::ask(&question, answer.as_ref(), error.as_deref());
+    Ok(ok_page("Ask", &main, &version.index_version))
 }
 
 async fn explain_form(

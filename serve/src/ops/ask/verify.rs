@@ -12,6 +12,9 @@ use serde::Serialize;
 use std::fmt;
 use utoipa::ToSchema;
 
+/// Most citations read for one answer (a model could write thousands).
+const MAX_LOOKUPS: usize = 50;
+
 /// Most lines one citation may span.
 const MAX_CITED_LINES: u32 = 400;
 
@@ -63,7 +66,7 @@ struct Marker {
     end: u32,
 }
 
-/// A cited span as read: its number when it held, and its lines' text.
+/// A cited span as read: its number when it held, and its lines' text, [`squash`]ed.
 struct Read {
     n: Option<usize>,
     text: String,
@@ -71,10 +74,20 @@ struct Read {
 
 /// Checks `answer` for `call`'s caller.
 pub(super) fn verify(answer: &str, call: &Call) -> Checked {
-    let markers = markers(answer);
+    let quotes = quotations(answer);
+    // A marker inside a quotation is quoted text, not a citation.
+    let markers: Vec<Marker> = markers(answer)
+        .into_iter()
+        .filter(|m| {
+            !quotes
+                .iter()
+                .any(|q| q.start < m.at.end && m.at.start < q.end)
+        })
+        .collect();
     let mut citations: Vec<AskCitation> = Vec::new();
     let mut unverified = Vec::new();
     let mut reads: Vec<Read> = Vec::with_capacity(markers.len());
+    let mut looked_up = 0;
     for m in &markers {
         let same = citations
             .iter()
@@ -88,6 +101,18 @@ pub(super) fn verify(answer: &str, call: &Call) -> Checked {
             reads.push(Read { n: Some(c.n), text });
             continue;
         }
+        if looked_up == MAX_LOOKUPS {
+            unverified.push(Unverified {
+                text: answer[m.at.clone()].to_owned(),
+                reason: format!("more than {MAX_LOOKUPS} citations: not read"),
+            });
+            reads.push(Read {
+                n: None,
+                text: String::new(),
+            });
+            continue;
+        }
+        looked_up += 1;
         let span =
             SpanRequest::lines(m.doc_id.clone(), i64::from(m.start), i64::from(m.end)).raw(true);
         match call.retrieve(&span) {
@@ -103,7 +128,7 @@ pub(super) fn verify(answer: &str, call: &Call) -> Checked {
                 });
                 reads.push(Read {
                     n: Some(n),
-                    text: r.text,
+                    text: squash(&r.text),
                 });
             }
             Ok(r) => {
@@ -129,7 +154,7 @@ pub(super) fn verify(answer: &str, call: &Call) -> Checked {
             }
         }
     }
-    let text = rewrite(answer, &markers, &reads, &mut unverified);
+    let text = rewrite(answer, &markers, quotes, &reads, &mut unverified);
     Checked {
         text,
         citations,
@@ -142,6 +167,7 @@ pub(super) fn verify(answer: &str, call: &Call) -> Checked {
 fn rewrite(
     answer: &str,
     markers: &[Marker],
+    quotes: Vec<Quote>,
     reads: &[Read],
     unverified: &mut Vec<Unverified>,
 ) -> String {
@@ -152,7 +178,7 @@ fn rewrite(
         .join("\n");
     let mut out = String::with_capacity(answer.len());
     let mut at = 0;
-    let mut quotes = quotations(answer).into_iter().peekable();
+    let mut quotes = quotes.into_iter().peekable();
     for (m, read) in markers.iter().zip(reads).chain(std::iter::once((
         &Marker::end(answer),
         &Read {
@@ -205,11 +231,16 @@ impl Marker {
     }
 }
 
-/// Whether `lines` hold `quoted`, whitespace runs counting as one space.
-fn holds(lines: &str, quoted: &str) -> bool {
-    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+/// Whether lines (already [`squash`]ed) hold `quoted`, whitespace runs counting as one space.
+fn holds(squashed_lines: &str, quoted: &str) -> bool {
     let q = squash(quoted);
-    !q.is_empty() && squash(lines).contains(&q)
+    !q.is_empty() && squashed_lines.contains(&q)
+}
+
+/// `text` with each whitespace run one space (squashed once per cited span,
+/// not per quotation).
+fn squash(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The citation markers of `text`: `[doc_id:start-end]` (or `:line`, or
@@ -324,12 +355,47 @@ mod tests {
     }
 
     #[test]
+    fn a_marker_inside_a_quotation_is_quoted_text() {
+        let text = "See `[a/b.py:1-2]` and ``` [c/d.py:3-4] ``` then [e/f.py:5-6].";
+        let quotes = quotations(text);
+        let kept: Vec<String> = markers(text)
+            .into_iter()
+            .filter(|m| {
+                !quotes
+                    .iter()
+                    .any(|q| q.start < m.at.end && m.at.start < q.end)
+            })
+            .map(|m| m.doc_id)
+            .collect();
+        assert_eq!(kept, ["e/f.py"]);
+        let reads = [Read {
+            n: Some(1),
+            text: "x".to_owned(),
+        }];
+        let kept: Vec<Marker> = markers(text)
+            .into_iter()
+            .filter(|m| m.doc_id == "e/f.py")
+            .collect();
+        let mut unverified = Vec::new();
+        let out = rewrite(text, &kept, quotes, &reads, &mut unverified);
+        assert!(out.ends_with("then [1]."), "{out}");
+        assert_eq!(
+            unverified.len(),
+            2,
+            "both quotations are not in the cited lines"
+        );
+    }
+
+    #[test]
     fn quotations_hold_whatever_the_spacing() {
         assert!(holds(
-            "def fit_model(data,   t_E=1.0):\n    pass",
+            &squash("def fit_model(data,   t_E=1.0):\n    pass"),
             "fit_model(data, t_E=1.0)"
         ));
-        assert!(!holds("def fit_model(data):", "fit_model(data, t_E=2)"));
+        assert!(!holds(
+            &squash("def fit_model(data):"),
+            "fit_model(data, t_E=2)"
+        ));
         assert!(!holds("anything", "   "));
     }
 }

@@ -5,6 +5,7 @@
 //! pages and the pieces they share (links, tags, selects).
 
 mod api;
+mod ask;
 mod browse;
 mod definitions;
 mod explain;
@@ -12,6 +13,7 @@ mod passage;
 mod search;
 
 pub use api::api;
+pub use ask::ask;
 pub use browse::browse;
 pub use definitions::definitions;
 pub use explain::{ExplainForm, explain};

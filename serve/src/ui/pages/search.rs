@@ -83,6 +83,7 @@ pub fn search(
     version: &VersionResponse,
     answer: Option<&Found>,
     error: Option<&str>,
+    can_ask: bool,
 ) -> String {
     let repos: Vec<String> = version.repos.iter().map(|r| r.name.clone()).collect();
     let toolkits = toolkits(version);
@@ -119,6 +120,13 @@ pub fn search(
         ),
         exact = if form.exact { " checked" } else { "" },
     );
+    if can_ask && !form.q.is_empty() {
+        let q: String = url::form_urlencoded::byte_serialize(form.q.as_bytes()).collect();
+        main.push_str(&format!(
+            "<p class=\"hint\"><a href=\"{}\">Ask cairn's model for a written answer</a></p>",
+            attr(&format!("/answer?q={q}"))
+        ));
+    }
     main.push_str("<section id=\"results\" aria-live=\"polite\">");
     main.push_str(error.unwrap_or(""));
     if let Some(a) = answer {
