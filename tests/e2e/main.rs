@@ -31,6 +31,7 @@ mod http_input;
 mod install;
 mod layout;
 mod llm;
+mod llm_server;
 mod mcp;
 mod mcp_apps;
 mod oauth;

@@ -12,13 +12,13 @@
 
 use super::api::call;
 use super::state::AppState;
+use crate::llm::{MAX_MODEL_WAITS, ModelPlace};
 use crate::ops::context::{Context, ContextArgs};
 use crate::ops::{Anonymous, Input};
 use crate::problem::ApiError;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
 use cairn_search::{Code, ContextResponse};
 use serde_json::{Map, Value, json};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The gateway's route.
 pub const PATH: &str = "/v1/chat/completions";
@@ -58,15 +58,25 @@ async fn chat(
         false => None,
     };
     let grounds = grounding.as_ref().map(Grounds::of);
+    let Some(place) = ModelPlace::take() else {
+        return Err(ApiError::new(
+            Code::Overloaded,
+            format!("{MAX_MODEL_WAITS} answers are waiting on the model; retry shortly"),
+        )
+        .retry_after(1));
+    };
     if request.stream {
-        return stream(llm, request.body, grounds).await;
+        return stream(llm, request.body, grounds, place).await;
     }
     let until = std::time::Instant::now() + llm.config().timeout;
     let body = request.body;
-    let (mut answer, usage) = web::block(move || llm.forward(body, Some(until)))
-        .await
-        .map_err(|_| ApiError::new(Code::Internal, "the model's request was lost"))?
-        .map_err(refused)?;
+    let (mut answer, usage) = web::block(move || {
+        let _place = place;
+        llm.forward(body, Some(until))
+    })
+    .await
+    .map_err(|_| ApiError::new(Code::Internal, "the model's request was lost"))?
+    .map_err(refused)?;
     state
         .metrics
         .model_tokens(usage.prompt_tokens, usage.completion_tokens);
@@ -105,32 +115,6 @@ fn refused(e: crate::llm::LlmError) -> ApiError {
     ApiError::from(e)
 }
 
-/// Most streamed answers relayed at once (each holds a thread while it runs).
-const MAX_STREAMS: usize = 64;
-
-/// Streamed answers being relayed now.
-static STREAMS: AtomicUsize = AtomicUsize::new(0);
-
-/// Holds one of [`MAX_STREAMS`] places while a stream is relayed.
-struct StreamPlace;
-
-impl StreamPlace {
-    fn take() -> Option<Self> {
-        STREAMS
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < MAX_STREAMS).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| StreamPlace)
-    }
-}
-
-impl Drop for StreamPlace {
-    fn drop(&mut self) {
-        STREAMS.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 /// A streamed request: the model's server-sent events relayed as they
 /// arrive, with one more event before `data: [DONE]` holding the grounds
 /// (`"object": "cairn.citations"`). The model's error, before any event,
@@ -139,14 +123,9 @@ async fn stream(
     llm: std::sync::Arc<crate::llm::LlmClient>,
     body: Map<String, Value>,
     grounds: Option<Grounds>,
+    place: ModelPlace,
 ) -> Result<HttpResponse, ApiError> {
-    let Some(place) = StreamPlace::take() else {
-        return Err(ApiError::new(
-            Code::Overloaded,
-            format!("{MAX_STREAMS} streamed answers are being relayed; retry shortly"),
-        )
-        .retry_after(1));
-    };
+    let until = std::time::Instant::now() + llm.config().timeout;
     let events = web::block(move || llm.forward_stream(body))
         .await
         .map_err(|_| ApiError::new(Code::Internal, "the model's request was lost"))?
@@ -160,7 +139,7 @@ async fn stream(
         .name("cairn-gateway-stream".into())
         .spawn(move || {
             let _place = place;
-            relay(events, tail, &tx);
+            relay(events, tail, &tx, until);
         })
         .map_err(|_| {
             ApiError::new(Code::Overloaded, "no thread to relay the answer").retry_after(1)
@@ -183,8 +162,25 @@ fn relay(
     mut events: Box<dyn std::io::BufRead + Send>,
     tail: Option<String>,
     tx: &tokio::sync::mpsc::Sender<Result<web::Bytes, std::io::Error>>,
+    until: std::time::Instant,
 ) {
-    let send = |text: String| tx.blocking_send(Ok(web::Bytes::from(text))).is_ok();
+    // A caller that stops reading is given up on at the deadline, not waited for.
+    let send = |text: String| {
+        let mut item = Ok(web::Bytes::from(text));
+        loop {
+            match tx.try_send(item) {
+                Ok(()) => return true,
+                Err(tokio::sync::mpsc::error::TrySendError::Full(back)) => {
+                    if std::time::Instant::now() >= until {
+                        return false;
+                    }
+                    item = back;
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(tokio::sync::mpsc::error::TrySendError::Closed(_)) => return false,
+            }
+        }
+    };
     let mut line = String::new();
     loop {
         line.clear();
@@ -221,7 +217,11 @@ fn parse(bytes: &[u8]) -> Result<GatewayRequest, ApiError> {
         Some(Value::Object(m)) => m,
         Some(_) => return Err(ApiError::invalid("rag", "an object of the context options")),
     };
-    if body["messages"].as_array().is_none_or(|m| m.is_empty()) {
+    if body
+        .get("messages")
+        .and_then(Value::as_array)
+        .is_none_or(|m| m.is_empty())
+    {
         return Err(ApiError::invalid(
             "messages",
             "a non-empty list of chat messages",
@@ -255,8 +255,10 @@ async fn ground(
             ));
         }
     }
-    let messages = request.body["messages"]
-        .as_array()
+    let messages = request
+        .body
+        .get("messages")
+        .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
     let question = last_question(&messages)
@@ -269,7 +271,10 @@ async fn ground(
     let context = crate::ops::run::<Context>(args, call(state, req))
         .await
         .map_err(in_request)?;
-    request.body["messages"] = Value::Array(with_context(messages, &context.context));
+    request.body.insert(
+        "messages".to_owned(),
+        Value::Array(with_context(messages, &context.context)),
+    );
     Ok(context)
 }
 
@@ -386,6 +391,7 @@ mod tests {
                 r#"{"messages": [{"role": "user", "content": "q"}], "stream": 1}"#,
                 Some("stream"),
             ),
+            (r#"{"model": "x"}"#, Some("messages")),
             (r#"[1]"#, None),
         ] {
             let e = parse(body.as_bytes()).err().expect(body);

@@ -50,6 +50,9 @@ impl LlmClient {
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(config.timeout))
             .max_redirects(0)
+            // The key goes to the configured endpoint only, never through an
+            // HTTP(S)_PROXY from the environment.
+            .proxy(None)
             .http_status_as_error(false)
             .build()
             .into();
@@ -135,10 +138,16 @@ impl LlmClient {
     /// model, at most the configured tokens, streamed or not.
     fn as_configured(&self, mut body: Map<String, Value>, stream: bool) -> Map<String, Value> {
         let cap = u64::from(self.config.max_tokens);
-        let asked = ["max_tokens", "max_completion_tokens"]
+        // Every name a server reads a bound by is taken out, the least kept.
+        let asked = ["max_tokens", "max_completion_tokens", "n_predict"]
             .iter()
             .filter_map(|k| body.remove(*k))
-            .find_map(|v| v.as_u64());
+            .collect::<Vec<_>>()
+            .into_iter()
+            .filter_map(|v| v.as_u64())
+            .min();
+        // One choice: `n` would multiply what the model writes.
+        body.remove("n");
         body.insert("model".to_owned(), self.config.model.clone().into());
         body.insert(
             "max_tokens".to_owned(),

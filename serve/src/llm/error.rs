@@ -48,8 +48,13 @@ impl LlmError {
         match self {
             LlmError::Config { .. } => "the model is not configured as it should be".to_owned(),
             LlmError::Unreachable { .. } => "the configured model could not be reached".to_owned(),
-            LlmError::Status { status, detail, .. } => {
+            // The endpoint's words only where they are about the request
+            // (other answers may name an account, or part of the key).
+            LlmError::Status { status, detail, .. } if matches!(status, 400 | 413 | 422) => {
                 format!("the configured model answered {status}: {detail}")
+            }
+            LlmError::Status { status, .. } => {
+                format!("the configured model answered {status}")
             }
             LlmError::Malformed { .. } => {
                 "the configured model answered something that is not a chat completion".to_owned()

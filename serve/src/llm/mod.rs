@@ -7,9 +7,11 @@
 mod client;
 mod config;
 mod error;
+mod places;
 mod wire;
 
 pub use client::{LlmClient, Probe};
 pub use config::{ApiKey, DEFAULT_STEPS, LlmConfig, MAX_STEPS};
 pub use error::LlmError;
+pub use places::{MAX_MODEL_WAITS, ModelPlace};
 pub use wire::{ChatReply, ChatRequest, FunctionCall, Message, Tool, ToolCall, Usage};

@@ -55,6 +55,9 @@ pub struct Call {
     pub versions: Option<Arc<dyn Versions>>,
     /// The configured model, for the operations that call one (`ask`).
     pub llm: Option<Arc<LlmClient>>,
+    /// How long one step may take when the call waits on the model (its
+    /// tool calls): the deadline it had before [`Call::for_model`].
+    pub step: Option<Duration>,
 }
 
 /// Earlier index versions, for reading passages cited from them.
@@ -82,6 +85,7 @@ impl Call {
             text: false,
             versions: None,
             llm: None,
+            step: None,
         }
     }
 
@@ -142,9 +146,32 @@ impl Call {
         };
         let rounds = llm.config().max_steps + 1;
         let wait = (llm.config().timeout * rounds).min(MAX_MODEL_WAIT);
+        let now = std::time::Instant::now();
         Self {
-            deadline: Deadline::at(std::time::Instant::now() + wait),
+            step: self
+                .deadline
+                .instant()
+                .map(|d| d.saturating_duration_since(now)),
+            deadline: Deadline::at(now + wait),
             ..self
+        }
+    }
+
+    /// A call for one step of a call that waits on the model (a tool the
+    /// model called): the same caller, pool and payer, its own trace, and
+    /// the deadline of one ordinary call, not the model's.
+    pub fn for_step(&self) -> Self {
+        let deadline = match (self.step, self.deadline.instant()) {
+            (Some(step), Some(end)) => Deadline::at((std::time::Instant::now() + step).min(end)),
+            _ => self.deadline.clone(),
+        };
+        // The model reads each answer's text.
+        Self {
+            deadline,
+            text: true,
+            llm: None,
+            step: None,
+            ..self.clone()
         }
     }
 

@@ -34,6 +34,7 @@ pub mod version;
 pub use call::{Anonymous, Call, Versions, new_trace_id};
 
 use crate::costs::Payer;
+use crate::llm::{MAX_MODEL_WAITS, ModelPlace};
 use crate::problem::{ApiError, parse_json};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -277,10 +278,9 @@ fn run_local<O: Op>(flags: &clap::ArgMatches, call: &Call) -> Result<Answer, Api
 /// it says so and the call has a pool, else here. The typed entry point
 /// (the web pages, the CLI); connectors with untyped input use [`Operation::run`].
 pub async fn run<O: Op>(args: O::Args, call: Call) -> Result<O::Output, ApiError> {
-    let call = match O::META.model {
-        true => call.for_model(),
-        false => call,
-    };
+    if O::META.model && call.pool.is_some() {
+        return waiting_on_model(call.for_model(), move |call| O::run(args, call)).await?;
+    }
     match (call.pool.is_some(), O::META.on_cpu) {
         (true, true) => on_pool(call, move |call| O::run(args, call)).await?,
         _ => O::run(args, &call),
@@ -315,6 +315,47 @@ where
             f(&call)
         })
         .await?)
+}
+
+/// Runs `f`, which waits on the configured model, on a blocking thread of
+/// its own (not a CPU worker: it waits, and its tool calls go to the pool
+/// as calls of their own), within the call's deadline and one of the
+/// [`ModelPlace`]s; the deadline is raised for `f` when its caller stops waiting.
+async fn waiting_on_model<T, F>(call: Call, f: F) -> Result<T, ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce(&Call) -> T + Send + 'static,
+{
+    let Some(place) = ModelPlace::take() else {
+        return Err(ApiError::new(
+            cairn_search::Code::Overloaded,
+            format!("{MAX_MODEL_WAITS} answers are waiting on the model; retry shortly"),
+        )
+        .retry_after(2));
+    };
+    let until = call.deadline.instant().unwrap_or_else(far_off);
+    let abandon = Arc::new(AtomicBool::new(false));
+    let call = Call {
+        deadline: call.deadline.clone().or_when(Arc::clone(&abandon)),
+        ..call
+    };
+    /// Raises the flag when the waiting ends: answered, timed out, or dropped.
+    struct Raise(Arc<AtomicBool>);
+    impl Drop for Raise {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    let _raise = Raise(abandon);
+    let job = tokio::task::spawn_blocking(move || {
+        let _place = place;
+        f(&call)
+    });
+    match tokio::time::timeout_at(until.into(), job).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(_)) => Err(crate::pool::PoolError::Panicked.into()),
+        Err(_) => Err(crate::pool::PoolError::DeadlineExceeded.into()),
+    }
 }
 
 /// Charges its payer, when dropped, for the time since it was made: a job

@@ -442,6 +442,8 @@ fn post(slack: &Slack, reply: &Reply, mut message: Value) -> Result<(), String> 
         Reply::ResponseUrl(url) => {
             message["response_type"] = "in_channel".into();
             message["replace_original"] = false.into();
+            message["unfurl_links"] = false.into();
+            message["unfurl_media"] = false.into();
             (url.clone(), None)
         }
         Reply::Thread { channel, ts } => {
@@ -453,6 +455,7 @@ fn post(slack: &Slack, reply: &Reply, mut message: Value) -> Result<(), String> 
             message["channel"] = channel.as_str().into();
             message["thread_ts"] = ts.as_str().into();
             message["unfurl_links"] = false.into();
+            message["unfurl_media"] = false.into();
             (
                 format!(
                     "{}/chat.postMessage",

@@ -138,9 +138,13 @@ fn converse(
                 call.deadline.instant(),
             )
             .map_err(unavailable)?;
-        done.usage.prompt_tokens += reply.usage.prompt_tokens;
-        done.usage.completion_tokens += reply.usage.completion_tokens;
-        done.usage.total_tokens += reply.usage.total_tokens;
+        // The endpoint's counts, added without trusting them to be small.
+        let u = &mut done.usage;
+        u.prompt_tokens = u.prompt_tokens.saturating_add(reply.usage.prompt_tokens);
+        u.completion_tokens = u
+            .completion_tokens
+            .saturating_add(reply.usage.completion_tokens);
+        u.total_tokens = u.total_tokens.saturating_add(reply.usage.total_tokens);
         let calls = reply.message.tool_calls.clone();
         messages.push(reply.message.clone());
         if calls.is_empty() || round == steps_allowed {

@@ -90,7 +90,13 @@ pub(super) fn run(name: &str, arguments: &str, call: &Call) -> Outcome {
         }
         Err(e) => return failed(name, arguments, format!("the arguments are not JSON: {e}")),
     };
-    match op.run_here(Input::Value(args), call) {
+    // On a server the call goes to the CPU pool like any other, under its
+    // payer's budget and an ordinary deadline; the CLI runs it here.
+    let answered = match (call.pool.is_some(), tokio::runtime::Handle::try_current()) {
+        (true, Ok(rt)) => rt.block_on(op.run(Input::Value(args), call.for_step())),
+        _ => op.run_here(Input::Value(args), call),
+    };
+    match answered {
         Ok(answer) => Outcome {
             text: bounded(&answer.text),
             step: Step {

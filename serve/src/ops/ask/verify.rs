@@ -14,6 +14,14 @@ use utoipa::ToSchema;
 
 /// Most citations read for one answer (a model could write thousands).
 const MAX_LOOKUPS: usize = 50;
+/// Most citation markers considered in one answer (the rest stay text).
+const MAX_MARKERS: usize = 200;
+/// Most quotations checked in one answer (the rest are marked unchecked).
+const MAX_QUOTATIONS: usize = 200;
+/// Most bytes of an answer checked and shown.
+const MAX_ANSWER_BYTES: usize = 32 << 10;
+/// Farthest a marker's `]` may be from its `[`.
+const MAX_MARKER_BYTES: usize = 1_100;
 
 /// Most lines one citation may span.
 const MAX_CITED_LINES: u32 = 400;
@@ -66,14 +74,14 @@ struct Marker {
     end: u32,
 }
 
-/// A cited span as read: its number when it held, and its lines' text, [`squash`]ed.
+/// A marker as checked: the number of its citation when it held.
 struct Read {
     n: Option<usize>,
-    text: String,
 }
 
-/// Checks `answer` for `call`'s caller.
+/// Checks `answer` (cut to [`MAX_ANSWER_BYTES`]) for `call`'s caller.
 pub(super) fn verify(answer: &str, call: &Call) -> Checked {
+    let answer = within(answer, MAX_ANSWER_BYTES);
     let quotes = quotations(answer);
     // A marker inside a quotation is quoted text, not a citation.
     let markers: Vec<Marker> = markers(answer)
@@ -83,42 +91,69 @@ pub(super) fn verify(answer: &str, call: &Call) -> Checked {
                 .iter()
                 .any(|q| q.start < m.at.end && m.at.start < q.end)
         })
+        .take(MAX_MARKERS)
         .collect();
-    let mut citations: Vec<AskCitation> = Vec::new();
-    let mut unverified = Vec::new();
-    let mut reads: Vec<Read> = Vec::with_capacity(markers.len());
-    let mut looked_up = 0;
-    for m in &markers {
-        let same = citations
+    let mut cited = Cited::default();
+    let reads: Vec<Read> = markers
+        .iter()
+        .map(|m| Read {
+            n: cited.check(m, &answer[m.at.clone()], call),
+        })
+        .collect();
+    let text = rewrite(
+        answer,
+        &markers,
+        quotes,
+        &reads,
+        &cited.spans,
+        &mut cited.unverified,
+    );
+    Checked {
+        text,
+        citations: cited.citations,
+        unverified: cited.unverified,
+    }
+}
+
+/// The citations checked so far: those that held (and their lines,
+/// [`squash`]ed, by number), and what did not hold.
+#[derive(Default)]
+struct Cited {
+    citations: Vec<AskCitation>,
+    spans: Vec<String>,
+    unverified: Vec<Unverified>,
+    looked_up: usize,
+}
+
+impl Cited {
+    /// The number of the citation `m` (written `written`) when it holds:
+    /// read as the caller once, at most [`MAX_LOOKUPS`] reads an answer.
+    fn check(&mut self, m: &Marker, written: &str, call: &Call) -> Option<usize> {
+        let same = self
+            .citations
             .iter()
             .find(|c| c.doc_id == m.doc_id && c.start_line == m.start && c.end_line == m.end);
         if let Some(c) = same {
-            let text = reads
-                .iter()
-                .find(|r| r.n == Some(c.n))
-                .map(|r| r.text.clone())
-                .unwrap_or_default();
-            reads.push(Read { n: Some(c.n), text });
-            continue;
+            return Some(c.n);
         }
-        if looked_up == MAX_LOOKUPS {
-            unverified.push(Unverified {
-                text: answer[m.at.clone()].to_owned(),
-                reason: format!("more than {MAX_LOOKUPS} citations: not read"),
+        let mut refused = |reason: String| {
+            self.unverified.push(Unverified {
+                text: written.to_owned(),
+                reason,
             });
-            reads.push(Read {
-                n: None,
-                text: String::new(),
-            });
-            continue;
+            None
+        };
+        if self.looked_up == MAX_LOOKUPS {
+            return refused(format!("more than {MAX_LOOKUPS} citations: not read"));
         }
-        looked_up += 1;
+        self.looked_up += 1;
         let span =
             SpanRequest::lines(m.doc_id.clone(), i64::from(m.start), i64::from(m.end)).raw(true);
         match call.retrieve(&span) {
             Ok(r) if r.start_line == m.start && r.end_line == m.end => {
-                let n = citations.len() + 1;
-                citations.push(AskCitation {
+                let n = self.citations.len() + 1;
+                self.spans.push(squash(&r.text));
+                self.citations.push(AskCitation {
                     n,
                     doc_id: r.doc_id,
                     start_line: r.start_line,
@@ -126,40 +161,25 @@ pub(super) fn verify(answer: &str, call: &Call) -> Checked {
                     github_url: r.github_url,
                     permalink: r.permalink,
                 });
-                reads.push(Read {
-                    n: Some(n),
-                    text: squash(&r.text),
-                });
+                Some(n)
             }
-            Ok(r) => {
-                unverified.push(Unverified {
-                    text: answer[m.at.clone()].to_owned(),
-                    reason: format!("the document has lines 1-{} only", r.total_lines),
-                });
-                reads.push(Read {
-                    n: None,
-                    text: String::new(),
-                });
+            Ok(r) if r.total_lines < m.end => {
+                refused(format!("the document has lines 1-{} only", r.total_lines))
             }
-            Err(_) => {
-                // One answer for hidden and absent: the caller learns nothing of either.
-                unverified.push(Unverified {
-                    text: answer[m.at.clone()].to_owned(),
-                    reason: "no such document in the index you may read".to_owned(),
-                });
-                reads.push(Read {
-                    n: None,
-                    text: String::new(),
-                });
-            }
+            Ok(_) => refused("longer than one read allows: cite fewer lines".to_owned()),
+            // One answer for hidden and absent: the caller learns nothing of either.
+            Err(_) => refused("no such document in the index you may read".to_owned()),
         }
     }
-    let text = rewrite(answer, &markers, quotes, &reads, &mut unverified);
-    Checked {
-        text,
-        citations,
-        unverified,
+}
+
+/// `text` cut to at most `max` bytes, at a character.
+fn within(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
     }
+    &text[..end]
 }
 
 /// `answer` with each marker replaced by `[n]` (or `[unverified]`) and each
@@ -169,38 +189,41 @@ fn rewrite(
     markers: &[Marker],
     quotes: Vec<Quote>,
     reads: &[Read],
+    spans: &[String],
     unverified: &mut Vec<Unverified>,
 ) -> String {
-    let all: String = reads
-        .iter()
-        .map(|r| r.text.as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
+    let all = spans.join("\n");
+    let mut checked = 0;
     let mut out = String::with_capacity(answer.len());
     let mut at = 0;
     let mut quotes = quotes.into_iter().peekable();
-    for (m, read) in markers.iter().zip(reads).chain(std::iter::once((
-        &Marker::end(answer),
-        &Read {
-            n: None,
-            text: String::new(),
-        },
-    ))) {
+    for (m, read) in markers
+        .iter()
+        .zip(reads)
+        .chain(std::iter::once((&Marker::end(answer), &Read { n: None })))
+    {
         while let Some(q) = quotes.next_if(|q| q.start < m.at.start) {
             let paragraph_ends = answer[q.end..m.at.start].contains("\n\n");
             let lines = match (m.at.is_empty() || paragraph_ends, read.n) {
-                (false, Some(_)) => read.text.as_str(),
+                (false, Some(n)) => spans.get(n - 1).map_or("", String::as_str),
                 (false, None) => "",
                 (true, _) => all.as_str(),
             };
             out.push_str(&answer[at..q.end]);
             at = q.end;
             let quoted = &answer[q.start + q.ticks..q.end - q.ticks];
-            if !holds(lines, quoted) {
+            checked += 1;
+            let reason = match checked > MAX_QUOTATIONS {
+                true => Some(format!(
+                    "more than {MAX_QUOTATIONS} quotations: not checked"
+                )),
+                false => (!holds(lines, quoted)).then(|| "not in the cited lines".to_owned()),
+            };
+            if let Some(reason) = reason {
                 out.push_str(" [unverified]");
                 unverified.push(Unverified {
                     text: quoted.chars().take(300).collect(),
-                    reason: "not in the cited lines".to_owned(),
+                    reason,
                 });
             }
         }
@@ -249,8 +272,14 @@ fn markers(text: &str) -> Vec<Marker> {
     let mut found = Vec::new();
     let mut from = 0;
     while let Some(open) = text[from..].find('[').map(|i| from + i) {
-        let Some(close) = text[open..].find(']').map(|i| open + i) else {
-            break;
+        let window = (open + MAX_MARKER_BYTES).min(text.len());
+        let Some(close) = text.as_bytes()[open..window]
+            .iter()
+            .position(|&b| b == b']')
+            .map(|i| open + i)
+        else {
+            from = open + 1;
+            continue;
         };
         if let Some((doc_id, start, end)) = parse_marker(&text[open + 1..close]) {
             found.push(Marker {
@@ -368,16 +397,20 @@ mod tests {
             .map(|m| m.doc_id)
             .collect();
         assert_eq!(kept, ["e/f.py"]);
-        let reads = [Read {
-            n: Some(1),
-            text: "x".to_owned(),
-        }];
+        let reads = [Read { n: Some(1) }];
         let kept: Vec<Marker> = markers(text)
             .into_iter()
             .filter(|m| m.doc_id == "e/f.py")
             .collect();
         let mut unverified = Vec::new();
-        let out = rewrite(text, &kept, quotes, &reads, &mut unverified);
+        let out = rewrite(
+            text,
+            &kept,
+            quotes,
+            &reads,
+            &["x".to_owned()],
+            &mut unverified,
+        );
         assert!(out.ends_with("then [1]."), "{out}");
         assert_eq!(
             unverified.len(),
