@@ -12,7 +12,7 @@
 
 use super::api::call;
 use super::state::AppState;
-use crate::llm::{MAX_MODEL_WAITS, ModelPlace};
+use crate::llm::{MAX_MODEL_WAITS, MAX_MODEL_WAITS_EACH, ModelPlace};
 use crate::ops::context::{Context, ContextArgs};
 use crate::ops::{Anonymous, Input};
 use crate::problem::ApiError;
@@ -58,10 +58,17 @@ async fn chat(
         false => None,
     };
     let grounds = grounding.as_ref().map(Grounds::of);
-    let Some(place) = ModelPlace::take() else {
+    let caller = req
+        .extensions()
+        .get::<cairn_search::Caller>()
+        .map(|c| c.name.clone())
+        .unwrap_or_default();
+    let Some(place) = ModelPlace::take(&caller) else {
         return Err(ApiError::new(
             Code::Overloaded,
-            format!("{MAX_MODEL_WAITS} answers are waiting on the model; retry shortly"),
+            format!(
+                "{MAX_MODEL_WAITS} answers (or {MAX_MODEL_WAITS_EACH} of yours) are waiting on the model; retry shortly"
+            ),
         )
         .retry_after(1));
     };

@@ -13,5 +13,5 @@ mod wire;
 pub use client::{LlmClient, Probe};
 pub use config::{ApiKey, DEFAULT_STEPS, LlmConfig, MAX_STEPS};
 pub use error::LlmError;
-pub use places::{MAX_MODEL_WAITS, ModelPlace};
+pub use places::{MAX_MODEL_WAITS, MAX_MODEL_WAITS_EACH, ModelPlace};
 pub use wire::{ChatReply, ChatRequest, FunctionCall, Message, Tool, ToolCall, Usage};

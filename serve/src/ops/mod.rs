@@ -34,7 +34,7 @@ pub mod version;
 pub use call::{Anonymous, Call, Versions, new_trace_id};
 
 use crate::costs::Payer;
-use crate::llm::{MAX_MODEL_WAITS, ModelPlace};
+use crate::llm::{MAX_MODEL_WAITS, MAX_MODEL_WAITS_EACH, ModelPlace};
 use crate::problem::{ApiError, parse_json};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -326,10 +326,12 @@ where
     T: Send + 'static,
     F: FnOnce(&Call) -> T + Send + 'static,
 {
-    let Some(place) = ModelPlace::take() else {
+    let Some(place) = ModelPlace::take(&call.caller.name) else {
         return Err(ApiError::new(
             cairn_search::Code::Overloaded,
-            format!("{MAX_MODEL_WAITS} answers are waiting on the model; retry shortly"),
+            format!(
+                "{MAX_MODEL_WAITS} answers (or {MAX_MODEL_WAITS_EACH} of yours) are waiting on the model; retry shortly"
+            ),
         )
         .retry_after(2));
     };
