@@ -289,3 +289,57 @@ async fn bad_fields_a_failing_model_and_missing_credentials_are_refused() {
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+/// Oversized, compressed and non-JSON bodies to the gateway and `ask` are
+/// refused before anything is parsed, and none of them reaches the model.
+#[actix_web::test]
+async fn hostile_bodies_never_reach_the_model() {
+    let receiver = Receiver::start(|_| Reply::Json(200, completion("ok")));
+    let dir = tempfile::tempdir().expect("dir");
+    let llm = config(&receiver, dir.path());
+    let s = served(None, |o| o.llm = Some(llm));
+    let app = test::init_service(cairn_serve::server::app(s.state.clone())).await;
+    let long = "x".repeat(cairn_serve::http::MAX_BODY_BYTES + 1);
+    let oversized = json!({"messages": [{"role": "user", "content": long}]}).to_string();
+    let small = asking(json!({})).to_string();
+    for path in ["/v1/chat/completions", "/ask"] {
+        for (body, headers, want) in [
+            (
+                oversized.clone(),
+                vec![("content-type", "application/json")],
+                StatusCode::PAYLOAD_TOO_LARGE,
+            ),
+            (
+                small.clone(),
+                vec![
+                    ("content-type", "application/json"),
+                    ("content-encoding", "gzip"),
+                ],
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ),
+            (
+                small.clone(),
+                vec![("content-type", "text/plain")],
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ),
+            (
+                "{\"messages\": [".to_owned(),
+                vec![("content-type", "application/json")],
+                StatusCode::BAD_REQUEST,
+            ),
+        ] {
+            let mut req = test::TestRequest::post()
+                .uri(path)
+                .insert_header(bearer(&s.team))
+                .set_payload(body);
+            for h in headers {
+                req = req.insert_header(h);
+            }
+            let (status, ct, problem) =
+                parts(test::call_service(&app, req.to_request()).await).await;
+            assert_eq!(status, want, "{path}: {problem}");
+            assert_eq!(ct, "application/problem+json", "{path}");
+        }
+    }
+    assert!(receiver.requests().is_empty(), "{:?}", receiver.requests());
+}

@@ -360,8 +360,17 @@ fn url_credentials_are_refused_and_never_echoed() {
 /// Findings 2 and 3: for a caller who cannot see a repository, every answer,
 /// scores included, is the one an index without that repository gives.
 mod hidden_equals_absent {
-    use super::*;
+    use crate::fixtures::{World, stderr};
+    use crate::hardening_packs::live;
+    use crate::http::{bearer, parts, redacted, served};
+    use actix_web::http::StatusCode;
+    use actix_web::{test as atest, web};
+    use cairn_serve::auth::{Authenticator, TokenStore};
+    use cairn_serve::http::{AppState, HttpOptions};
+    use cairn_serve::server::app;
     use proptest::prelude::*;
+    use serde_json::{Value, json};
+    use std::sync::Arc;
 
     /// The same documents served twice: with alpha restricted to team-a, and without alpha.
     struct Pair {

@@ -138,7 +138,7 @@ pub(crate) fn call(state: &AppState, req: &HttpRequest) -> Call {
 }
 
 /// A POST body: JSON (when a content type is given, it must say so).
-fn body<'a>(req: &HttpRequest, bytes: &'a web::Bytes) -> Result<Input<'a>, ApiError> {
+pub(crate) fn body<'a>(req: &HttpRequest, bytes: &'a web::Bytes) -> Result<Input<'a>, ApiError> {
     if let Some(ct) = req.headers().get(header::CONTENT_TYPE)
         && !ct
             .to_str()

@@ -52,6 +52,8 @@ async fn chat(
             "the chat gateway spends the configured model's tokens: send a token",
         ));
     }
+    // The same content-type rule as every other JSON body.
+    super::api::body(&req, &bytes)?;
     let mut request = parse(&bytes)?;
     let grounding = match request.use_rag {
         true => Some(ground(&state, &req, &mut request).await?),
