@@ -5,17 +5,14 @@
 //! findings are in `hardening_packs.rs`.
 
 use crate::fixtures::{World, current_dir, stderr};
-use crate::hardening_packs::live;
-use crate::http::{bearer, parts, redacted, served};
+use crate::http::{bearer, parts, served};
 use crate::serve_process::{Server, agent};
 use actix_web::http::{Method, StatusCode};
-use actix_web::{test as atest, web};
-use cairn_serve::auth::{Authenticator, TokenStore};
-use cairn_serve::http::{AppState, HttpOptions};
+use actix_web::test as atest;
+use cairn_serve::auth::TokenStore;
 use cairn_serve::server::app;
 use serde_json::{Value, json};
 use std::io::Write;
-use std::sync::Arc;
 
 /// A brotli body that decodes to `decoded` zero bytes.
 fn brotli_bomb(decoded: usize) -> Vec<u8> {
@@ -362,7 +359,7 @@ fn url_credentials_are_refused_and_never_echoed() {
 mod hidden_equals_absent {
     use crate::fixtures::{World, stderr};
     use crate::hardening_packs::live;
-    use crate::http::{bearer, parts, redacted, served};
+    use crate::http::{bearer, parts, redacted};
     use actix_web::http::StatusCode;
     use actix_web::{test as atest, web};
     use cairn_serve::auth::{Authenticator, TokenStore};
