@@ -28,8 +28,6 @@ pub struct Metrics {
     queue: IntGauge,
     /// Query-vector cache: hits, misses, entries (since the model was loaded).
     cache: IntGaugeVec,
-    /// Tokens the configured language model read and wrote.
-    model_tokens: IntCounterVec,
 }
 
 impl Metrics {
@@ -76,17 +74,8 @@ impl Metrics {
         registry.register(Box::new(index.clone()))?;
         registry.register(Box::new(swaps.clone()))?;
         registry.register(Box::new(queue.clone()))?;
-        let model_tokens = IntCounterVec::new(
-            Opts::new(
-                "model_tokens_total",
-                "Tokens the configured language model read (prompt) and wrote (completion)",
-            ),
-            &["kind"],
-        )?;
         registry.register(Box::new(cache.clone()))?;
-        registry.register(Box::new(model_tokens.clone()))?;
         Ok(Self {
-            model_tokens,
             registry,
             requests,
             latency,
@@ -98,14 +87,9 @@ impl Metrics {
         })
     }
 
-    /// Counts the tokens one request to the configured model took.
-    pub fn model_tokens(&self, prompt: u64, completion: u64) {
-        self.model_tokens
-            .with_label_values(&["prompt"])
-            .inc_by(prompt);
-        self.model_tokens
-            .with_label_values(&["completion"])
-            .inc_by(completion);
+    /// Adds the configured model's token counts (`model_tokens_total`).
+    pub fn model_tokens(&self, spent: &IntCounterVec) -> Result<(), prometheus::Error> {
+        self.registry.register(Box::new(spent.clone()))
     }
 
     /// Records one finished request. Every label must come from a fixed set:

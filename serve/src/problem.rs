@@ -205,6 +205,9 @@ impl From<crate::llm::LlmError> for ApiError {
     /// The configured model's failure as a caller is told it: its status and
     /// words, never its address (the caller logs the whole error first).
     fn from(e: crate::llm::LlmError) -> Self {
+        if let crate::llm::LlmError::OverBudget { wait } = e {
+            return ApiError::new(Code::RateLimited, e.for_caller()).retry_after(wait);
+        }
         let refused = ApiError::new(Code::ModelUnavailable, e.for_caller());
         match e.retryable() {
             true => refused.retry_after(5),

@@ -254,6 +254,10 @@ pub struct LlmArgs {
     /// Most rounds of tool calls one `ask` may take (1 to 8).
     #[arg(long, default_value_t = cairn_serve::llm::DEFAULT_STEPS)]
     pub llm_max_steps: u32,
+    /// Most model tokens (read and written) each caller may spend a
+    /// minute, across ask and the gateway (default: no bound).
+    #[arg(long, value_name = "TOKENS")]
+    pub llm_tokens_per_minute: Option<u32>,
 }
 
 impl LlmArgs {
@@ -277,7 +281,8 @@ impl LlmArgs {
             std::time::Duration::from_millis(self.llm_timeout_ms),
             self.llm_max_tokens,
         )?
-        .with_max_steps(self.llm_max_steps)
+        .with_max_steps(self.llm_max_steps)?
+        .with_tokens_per_minute(self.llm_tokens_per_minute)
         .map(Some)
     }
 }

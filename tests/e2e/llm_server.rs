@@ -66,10 +66,22 @@ impl Drop for LlmServer {
 }
 
 fn post(url: &str, token: &str, body: &Value) -> (u16, String, String) {
+    post_accepting(url, token, body, "application/json")
+}
+
+/// [`post`], asking for server-sent events.
+fn post_streamed(url: &str, token: &str, body: &Value) -> (u16, String, String) {
+    post_accepting(url, token, body, "text/event-stream")
+}
+
+/// `body` posted to `url` as `token`'s holder, accepting `accept`: the
+/// status, content type and body.
+fn post_accepting(url: &str, token: &str, body: &Value, accept: &str) -> (u16, String, String) {
     match agent()
         .post(url)
         .header("Authorization", &format!("Bearer {token}"))
         .header("content-type", "application/json")
+        .header("accept", accept)
         .send(body.to_string())
     {
         Ok(mut r) => {
@@ -160,6 +172,44 @@ fn doctor_the_gateway_and_ask_work_against_a_real_model_server() {
         "{body}"
     );
     assert_eq!(events[events.len() - 1], "data: [DONE]");
+
+    // ask, streamed: the model asked to stream each round (its tool calls
+    // assembled from the chunks), each step and draft told as it comes,
+    // the checked answer last.
+    let (status, ct, body) = post_streamed(
+        &server.url("/ask"),
+        &token,
+        &json!({"question": "How do I fit a model with fit_model?", "max_steps": 2}),
+    );
+    assert_eq!((status, ct.as_str()), (200, "text/event-stream"), "{body}");
+    let names: Vec<&str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("event: "))
+        .collect();
+    assert_eq!(names.last(), Some(&"answer"), "{body}");
+    assert!(
+        names[..names.len() - 1]
+            .iter()
+            .all(|n| matches!(*n, "step" | "draft")),
+        "{body}"
+    );
+    let last = body
+        .rsplit("event: answer\ndata: ")
+        .next()
+        .unwrap_or("")
+        .trim();
+    let streamed_ask: Value = serde_json::from_str(last).expect("answer json");
+    assert!(
+        streamed_ask["tokens"].as_u64().is_some_and(|n| n > 0),
+        "{streamed_ask}"
+    );
+    let count = |name: &str| names.iter().filter(|n| **n == name).count();
+    println!(
+        "the real model's streamed ask: {} steps, {} drafts, {} citations",
+        count("step"),
+        count("draft"),
+        streamed_ask["citations"].as_array().map_or(0, Vec::len)
+    );
     drop(server);
 
     // ask: whatever the tiny model does, the answer is well formed, within

@@ -4,6 +4,7 @@
 mod adapt;
 mod ann;
 mod ask;
+mod ask_stream;
 mod browser;
 mod build;
 mod cli;
@@ -52,6 +53,7 @@ mod ship;
 mod sizes;
 mod skill;
 mod slack;
+mod slack_ask;
 mod ui;
 mod walls;
 mod watch;

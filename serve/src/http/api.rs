@@ -100,7 +100,43 @@ async fn post(
     bytes: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let args = body(&req, &bytes)?;
+    if op.meta.model && super::events::wanted(&req) {
+        drop(args);
+        return events(op, &state, &req, bytes).await;
+    }
     answer(op, &state, &req, args).await
+}
+
+/// A call that waits on the model, as server-sent events: each step and
+/// draft as JSON, then the answer as the JSON body would have been, or
+/// its problem.
+async fn events(
+    op: &'static Operation,
+    state: &AppState,
+    req: &HttpRequest,
+    bytes: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    use super::events::{Render, event, stream};
+    use crate::ops::ask::{AskEvent, Progress};
+    let (progress, told) = Progress::new(true);
+    let call = call(state, req).with_progress(progress);
+    let (trace_id, instance) = (call.trace_id.clone(), call.instance.clone());
+    let render = Render {
+        event: Box::new(|told: &AskEvent| match told {
+            AskEvent::Step(s) => event("step", &serde_json::to_string(s).unwrap_or_default()),
+            AskEvent::Draft(t) => event("draft", &serde_json::json!({ "text": t }).to_string()),
+        }),
+        answer: Box::new(|a: crate::ops::Answer| event("answer", &a.value.to_string())),
+        error: Box::new(move |e: &ApiError| {
+            let problem = e.problem(&trace_id, &instance);
+            event(
+                "error",
+                &serde_json::to_string(&problem).unwrap_or_default(),
+            )
+        }),
+    };
+    let job = async move { op.run(Input::Json(&bytes), call).await };
+    stream(job, told, render).await
 }
 
 async fn answer(

@@ -12,7 +12,7 @@
 
 use super::api::call;
 use super::state::AppState;
-use crate::llm::{MAX_MODEL_WAITS, MAX_MODEL_WAITS_EACH, ModelPlace};
+use crate::llm::{Assembly, MAX_MODEL_WAITS, MAX_MODEL_WAITS_EACH, ModelPlace};
 use crate::ops::context::{Context, ContextArgs};
 use crate::ops::{Anonymous, Input};
 use crate::problem::ApiError;
@@ -65,6 +65,7 @@ async fn chat(
         .get::<cairn_search::Caller>()
         .map(|c| c.name.clone())
         .unwrap_or_default();
+    llm.spending().allow(&caller).map_err(ApiError::from)?;
     let Some(place) = ModelPlace::take(&caller) else {
         return Err(ApiError::new(
             Code::Overloaded,
@@ -75,20 +76,19 @@ async fn chat(
         .retry_after(1));
     };
     if request.stream {
-        return stream(llm, request.body, grounds, place).await;
+        return stream(llm, request.body, grounds, place, caller).await;
     }
     let until = std::time::Instant::now() + llm.config().timeout;
     let body = request.body;
+    let client = std::sync::Arc::clone(&llm);
     let (mut answer, usage) = web::block(move || {
         let _place = place;
-        llm.forward(body, Some(until))
+        client.forward(body, Some(until))
     })
     .await
     .map_err(|_| ApiError::new(Code::Internal, "the model's request was lost"))?
     .map_err(refused)?;
-    state
-        .metrics
-        .model_tokens(usage.prompt_tokens, usage.completion_tokens);
+    llm.spending().spend(&caller, &usage);
     if let (Some(g), Some(fields)) = (grounds, answer.as_object_mut()) {
         fields.extend(g.0);
     }
@@ -133,9 +133,12 @@ async fn stream(
     body: Map<String, Value>,
     grounds: Option<Grounds>,
     place: ModelPlace,
+    caller: String,
 ) -> Result<HttpResponse, ApiError> {
     let until = std::time::Instant::now() + llm.config().timeout;
-    let events = web::block(move || llm.forward_stream(body))
+    let prompt_chars = body.get("messages").map_or(0, |m| m.to_string().len());
+    let client = std::sync::Arc::clone(&llm);
+    let events = web::block(move || client.forward_stream(body))
         .await
         .map_err(|_| ApiError::new(Code::Internal, "the model's request was lost"))?
         .map_err(refused)?;
@@ -148,7 +151,8 @@ async fn stream(
         .name("cairn-gateway-stream".into())
         .spawn(move || {
             let _place = place;
-            relay(events, tail, &tx, until);
+            let read = relay(events, tail, &tx, until);
+            llm.spending().spend(&caller, &read.usage(prompt_chars));
         })
         .map_err(|_| {
             ApiError::new(Code::Overloaded, "no thread to relay the answer").retry_after(1)
@@ -166,13 +170,14 @@ async fn stream(
 
 /// Copies `events` line by line to `tx`, putting `tail` before the
 /// `data: [DONE]` that ends them (and ending them so if the model did not);
-/// stops when the caller has gone.
+/// stops when the caller has gone. What was relayed, assembled (for its usage).
 fn relay(
     mut events: Box<dyn std::io::BufRead + Send>,
     tail: Option<String>,
     tx: &tokio::sync::mpsc::Sender<Result<web::Bytes, std::io::Error>>,
     until: std::time::Instant,
-) {
+) -> Assembly {
+    let mut read = Assembly::default();
     // A caller that stops reading is given up on at the deadline, not waited for.
     let send = |text: String| {
         let mut item = Ok(web::Bytes::from(text));
@@ -197,8 +202,10 @@ fn relay(
             Ok(0) | Err(_) => break,
             Ok(_) if line.trim_end() == "data: [DONE]" => break,
             Ok(_) => {
+                // Relayed as the model wrote it, read or not.
+                let _ = read.take(&line);
                 if !send(std::mem::take(&mut line)) {
-                    return;
+                    return read;
                 }
             }
         }
@@ -206,9 +213,10 @@ fn relay(
     if let Some(t) = tail
         && !send(t)
     {
-        return;
+        return read;
     }
     send("data: [DONE]\n\n".to_owned());
+    read
 }
 
 /// The body as a gateway request: a JSON object with a non-empty

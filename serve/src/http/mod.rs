@@ -12,6 +12,7 @@
 mod admit;
 pub mod api;
 pub mod client;
+pub mod events;
 pub mod gateway;
 pub mod openapi;
 mod state;

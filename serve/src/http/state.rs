@@ -215,6 +215,9 @@ impl AppState {
             .llm
             .clone()
             .map(|config| Arc::new(crate::llm::LlmClient::new(config)));
+        if let Some(llm) = &llm {
+            metrics.model_tokens(llm.spending().counter())?;
+        }
         let mcp = crate::mcp::http_transport(
             Arc::clone(&live),
             pool.clone(),

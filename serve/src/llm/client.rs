@@ -4,8 +4,11 @@
 
 use super::config::LlmConfig;
 use super::error::LlmError;
-use super::wire::{Answer, Body, ChatReply, ChatRequest, Models, Usage};
+use super::spend::Spending;
+use super::stream::{Assembly, Line};
+use super::wire::{Answer, Body, ChatReply, ChatRequest, Models, StreamOptions, Usage};
 use serde_json::{Map, Value};
+use std::io::BufRead;
 use std::time::{Duration, Instant};
 
 /// Most bytes of an answer read (a reply bounded by `max_tokens` is far less).
@@ -21,6 +24,7 @@ const MAX_DETAIL_CHARS: usize = 300;
 pub struct LlmClient {
     config: LlmConfig,
     agent: ureq::Agent,
+    spending: Spending,
 }
 
 impl std::fmt::Debug for LlmClient {
@@ -56,12 +60,22 @@ impl LlmClient {
             .http_status_as_error(false)
             .build()
             .into();
-        Self { config, agent }
+        let spending = Spending::new(config.tokens_per_minute);
+        Self {
+            config,
+            agent,
+            spending,
+        }
     }
 
     /// Its configuration.
     pub fn config(&self) -> &LlmConfig {
         &self.config
+    }
+
+    /// The tokens its callers spent.
+    pub fn spending(&self) -> &Spending {
+        &self.spending
     }
 
     /// The model's reply to `request`, asking for at most the configured
@@ -77,6 +91,7 @@ impl LlmClient {
             tools: &request.tools,
             max_tokens: self.config.max_tokens,
             stream: false,
+            stream_options: None,
         };
         let (url, text) = self.post(&body, until)?;
         let answer: Answer =
@@ -112,6 +127,39 @@ impl LlmClient {
         Ok((answer, usage))
     }
 
+    /// [`LlmClient::chat`], streamed: `on_text` is given the model's text
+    /// as it is written, and the whole reply is returned at the end (its
+    /// usage estimated when the endpoint reports none).
+    pub fn chat_streaming(
+        &self,
+        request: &ChatRequest,
+        until: Option<Instant>,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<ChatReply, LlmError> {
+        let body = Body {
+            model: &self.config.model,
+            messages: &request.messages,
+            tools: &request.tools,
+            max_tokens: self.config.max_tokens,
+            stream: true,
+            stream_options: Some(StreamOptions {
+                include_usage: true,
+            }),
+        };
+        let prompt_chars = serde_json::to_string(&request.messages).map_or(0, |s| s.len());
+        let (url, events) = self.events(&body, until, MAX_ANSWER_BYTES)?;
+        let mut assembly = Assembly::default();
+        for line in events.lines() {
+            let line = line.map_err(|e| self.unreachable(&url, e.to_string()))?;
+            match assembly.take(&line).map_err(|e| self.malformed(&url, e))? {
+                Line::Done => break,
+                Line::Text(t) if !t.is_empty() => on_text(&t),
+                Line::Text(_) | Line::Other => {}
+            }
+        }
+        Ok(assembly.reply(prompt_chars))
+    }
+
     /// [`LlmClient::forward`], streamed: the endpoint's server-sent events
     /// as they arrive (at most [`MAX_STREAM_BYTES`], within the timeout),
     /// once it has answered 2xx; its error otherwise.
@@ -120,18 +168,25 @@ impl LlmClient {
         body: Map<String, Value>,
     ) -> Result<Box<dyn std::io::BufRead + Send>, LlmError> {
         let body = self.as_configured(body, true);
-        let (url, resp) = self.send(&body, None)?;
+        Ok(self.events(&body, None, MAX_STREAM_BYTES)?.1)
+    }
+
+    /// Sends `body` asking for server-sent events: its URL and the events
+    /// (at most `limit` bytes), once the endpoint has answered 2xx.
+    fn events(
+        &self,
+        body: &impl serde::Serialize,
+        until: Option<Instant>,
+        limit: u64,
+    ) -> Result<(String, Box<dyn std::io::BufRead + Send>), LlmError> {
+        let (url, resp) = self.send(body, until)?;
         if !resp.status().is_success() {
             return Err(self.read(&url, resp).err().unwrap_or_else(|| {
                 self.malformed(&url, "an error status with no error".to_owned())
             }));
         }
-        let reader = resp
-            .into_body()
-            .into_with_config()
-            .limit(MAX_STREAM_BYTES)
-            .reader();
-        Ok(Box::new(std::io::BufReader::new(reader)))
+        let reader = resp.into_body().into_with_config().limit(limit).reader();
+        Ok((url, Box::new(std::io::BufReader::new(reader))))
     }
 
     /// A caller's request body as it goes to the endpoint: the configured
@@ -154,6 +209,13 @@ impl LlmClient {
             asked.map_or(cap, |a| a.min(cap)).into(),
         );
         body.insert("stream".to_owned(), stream.into());
+        if stream {
+            // The tokens spent, in the last event (servers that do not know it ignore it).
+            body.insert(
+                "stream_options".to_owned(),
+                serde_json::json!({"include_usage": true}),
+            );
+        }
         body
     }
 

@@ -83,6 +83,8 @@ pub struct LlmConfig {
     pub max_tokens: u32,
     /// Most rounds of tool calls one `ask` may take (1 to [`MAX_STEPS`]).
     pub max_steps: u32,
+    /// Most model tokens each caller may spend a minute (`None`: unlimited).
+    pub tokens_per_minute: Option<u32>,
 }
 
 /// Most rounds of tool calls an `ask` may be configured to take.
@@ -146,6 +148,7 @@ impl LlmConfig {
             timeout,
             max_tokens,
             max_steps: DEFAULT_STEPS,
+            tokens_per_minute: None,
         })
     }
 
@@ -159,6 +162,20 @@ impl LlmConfig {
             false => Err(LlmError::Config {
                 flag: "--llm-max-steps",
                 detail: format!("1 to {MAX_STEPS}"),
+            }),
+        }
+    }
+
+    /// The configuration with each caller's model tokens a minute bounded.
+    pub fn with_tokens_per_minute(self, tokens: Option<u32>) -> Result<Self, LlmError> {
+        match tokens {
+            Some(0) => Err(LlmError::Config {
+                flag: "--llm-tokens-per-minute",
+                detail: "at least 1 (leave it out for no bound)".to_owned(),
+            }),
+            _ => Ok(Self {
+                tokens_per_minute: tokens,
+                ..self
             }),
         }
     }

@@ -39,6 +39,12 @@ pub enum LlmError {
         /// What was wrong with it.
         detail: String,
     },
+    /// The caller has spent its model tokens for now (`--llm-tokens-per-minute`).
+    #[error("this caller has used its model tokens for now; retry in {wait} s")]
+    OverBudget {
+        /// Seconds until it has some again.
+        wait: u32,
+    },
 }
 
 impl LlmError {
@@ -59,6 +65,7 @@ impl LlmError {
             LlmError::Malformed { .. } => {
                 "the configured model answered something that is not a chat completion".to_owned()
             }
+            e @ LlmError::OverBudget { .. } => e.to_string(),
         }
     }
 
@@ -67,6 +74,7 @@ impl LlmError {
         match self {
             LlmError::Unreachable { .. } => true,
             LlmError::Status { status, .. } => *status == 429 || *status >= 500,
+            LlmError::OverBudget { .. } => true,
             LlmError::Config { .. } | LlmError::Malformed { .. } => false,
         }
     }

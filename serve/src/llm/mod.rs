@@ -8,10 +8,14 @@ mod client;
 mod config;
 mod error;
 mod places;
+mod spend;
+mod stream;
 mod wire;
 
 pub use client::{LlmClient, Probe};
 pub use config::{ApiKey, DEFAULT_STEPS, LlmConfig, MAX_STEPS};
 pub use error::LlmError;
 pub use places::{MAX_MODEL_WAITS, MAX_MODEL_WAITS_EACH, ModelPlace};
+pub use spend::Spending;
+pub use stream::{Assembly, Line};
 pub use wire::{ChatReply, ChatRequest, FunctionCall, Message, Tool, ToolCall, Usage};

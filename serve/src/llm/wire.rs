@@ -137,6 +137,15 @@ pub(super) struct Body<'a> {
     pub tools: &'a [Tool],
     pub max_tokens: u32,
     pub stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_options: Option<StreamOptions>,
+}
+
+/// What a streamed answer should carry besides the text.
+#[derive(Serialize)]
+pub(super) struct StreamOptions {
+    /// The tokens spent, in a last chunk.
+    pub include_usage: bool,
 }
 
 /// The answer body, as far as cairn reads it.

@@ -5,6 +5,7 @@
 
 use crate::costs::Payer;
 use crate::llm::LlmClient;
+use crate::ops::ask::Progress;
 use crate::pool::CpuPool;
 use crate::problem::ApiError;
 use cairn_index::IndexVersion;
@@ -58,6 +59,9 @@ pub struct Call {
     /// How long one step may take when the call waits on the model (its
     /// tool calls): the deadline it had before [`Call::for_model`].
     pub step: Option<Duration>,
+    /// Where a call that waits on the model tells how far it has come
+    /// (`None`: nobody is watching).
+    pub progress: Option<Progress>,
 }
 
 /// Earlier index versions, for reading passages cited from them.
@@ -86,6 +90,7 @@ impl Call {
             versions: None,
             llm: None,
             step: None,
+            progress: None,
         }
     }
 
@@ -136,6 +141,14 @@ impl Call {
         Self { llm, ..self }
     }
 
+    /// Its progress told to `progress`.
+    pub fn with_progress(self, progress: Progress) -> Self {
+        Self {
+            progress: Some(progress),
+            ..self
+        }
+    }
+
     /// The call with the deadline a model's answer needs: its timeout for
     /// each of the rounds the model may take and one more, at most
     /// [`MAX_MODEL_WAIT`] (a model waits, it does not compute here). A call
@@ -171,6 +184,7 @@ impl Call {
             text: true,
             llm: None,
             step: None,
+            progress: None,
             ..self.clone()
         }
     }

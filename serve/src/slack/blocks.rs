@@ -6,7 +6,7 @@
 //! text escaped for Slack's mrkdwn, whose only special characters are
 //! `&`, `<` and `>` (and ``` inside a code block).
 
-use crate::ops::ask::AskResponse;
+use crate::ops::ask::{AskResponse, Step};
 use cairn_search::{Hit, SearchResponse};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -181,6 +181,42 @@ pub fn asked(asked: &AskResponse, more: Option<&str>) -> Value {
         if n == 1 { "" } else { "s" }
     );
     json!({"text": text, "blocks": blocks})
+}
+
+/// The message shown while the model works on `question`: the tools it
+/// has called so far (`steps`), newest last.
+pub fn working(question: &str, steps: &[Step]) -> Value {
+    let head = format!(
+        "Reading the index for: _{}_ …",
+        escape_within(question, MAX_TEXT_CHARS / 2)
+    );
+    let mut blocks = vec![section(&head, false)];
+    let lines: Vec<String> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let result = match (&s.error, s.returned.len()) {
+                (Some(_), _) => "failed".to_owned(),
+                (None, n) => format!("{n} passage{}", if n == 1 { "" } else { "s" }),
+            };
+            format!(
+                "{}. `{}` {} → {result}",
+                i + 1,
+                escape(&middle_cut(&s.tool)),
+                escape(&middle_cut(&s.arguments))
+            )
+        })
+        .collect();
+    // Slack allows at most 10 elements in a context block: the latest ten.
+    let latest = &lines[lines.len().saturating_sub(10)..];
+    if !latest.is_empty() {
+        let elements: Vec<Value> = latest
+            .iter()
+            .map(|t| json!({"type": "mrkdwn", "text": t}))
+            .collect();
+        blocks.push(json!({"type": "context", "elements": elements}));
+    }
+    json!({"text": "cairn is reading the index…", "blocks": blocks})
 }
 
 /// A message saying something went wrong, in words.

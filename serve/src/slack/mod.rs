@@ -12,25 +12,30 @@
 //! operator gives it and its own request budget) on the CPU pool within the
 //! deadline, like any API call; the answer ([`blocks`]) goes to the
 //! command's `response_url` or, for events, to `chat.postMessage` in the
-//! thread. Slack's API address is an option, so tests post to a local
-//! receiver. `http` mounts the routes; this module depends on `ops` (the
+//! thread ([`post`]). With a configured model the answer is `ask`'s: a
+//! "reading the index" message is posted at once and updated as the model
+//! calls tools, then replaced by the answer. Slack's API address is an
+//! option, so tests post to a local receiver. `http` mounts the routes; this module depends on `ops` (the
 //! search operation), `mcp_app` (the focus lines), `live`, `pool`, `costs`,
 //! `signed` and `ratelimit`.
 
 pub mod blocks;
+mod post;
 pub mod verify;
 
 use crate::costs::Costs;
 use crate::live::LiveIndex;
 use crate::ops::Call;
-use crate::ops::ask::{Ask, AskArgs};
+use crate::ops::ask::{Ask, AskArgs, AskEvent, AskResponse, Progress};
 use crate::ops::search::{Search, SearchArgs};
 use crate::pool::CpuPool;
+use crate::problem::ApiError;
 use crate::ratelimit::RateLimiter;
 use crate::signed::RecentIds;
 use actix_web::http::StatusCode;
 use actix_web::{HttpMessage, HttpRequest, HttpResponse, web};
 use cairn_search::{Caller, Deadline, Filters};
+use post::{Poster, RESPONSE_URL_USES, Reply, Shown, show};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -101,7 +106,7 @@ pub struct Slack {
     signatures: RecentIds,
     events: RecentIds,
     refusals: Throttle,
-    http: ureq::Agent,
+    poster: Arc<Poster>,
 }
 
 /// Counts events and says when one may be logged: at most once a second,
@@ -131,11 +136,10 @@ impl Throttle {
 impl Slack {
     /// The app for `config`, searching with `server`.
     pub fn new(config: SlackConfig, server: Server) -> Self {
-        let http = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(10)))
-            .http_status_as_error(false)
-            .build()
-            .into();
+        let poster = Arc::new(Poster::new(
+            config.api_url.clone(),
+            config.bot_token.clone(),
+        ));
         Self {
             budget: RateLimiter::new(config.per_minute.max(1)),
             config,
@@ -143,7 +147,7 @@ impl Slack {
             signatures: RecentIds::new(REMEMBERED),
             events: RecentIds::new(REMEMBERED),
             refusals: Throttle::default(),
-            http,
+            poster,
         }
     }
 }
@@ -167,14 +171,6 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 
 /// The paths, which answer without a bearer token (Slack signs instead).
 pub const PATHS: [&str; 2] = ["/slack/commands", "/slack/events"];
-
-/// Where an answer goes.
-enum Reply {
-    /// A slash command's `response_url`.
-    ResponseUrl(String),
-    /// `chat.postMessage` in a channel's thread.
-    Thread { channel: String, ts: String },
-}
 
 /// A refused request: its status and why, said to Slack in plain text.
 type Refusal = (StatusCode, String);
@@ -359,19 +355,28 @@ fn response_url_allowed(api_url: &str, url: &str) -> bool {
     origin(url).is_some_and(|o| o.is_tuple() && Some(o) == origin(api_url))
 }
 
-/// Searches and posts the answer, after the request has been acknowledged.
+/// Answers and posts, after the request has been acknowledged.
 fn spawn_answer(slack: Arc<Slack>, question: String, reply: Reply) {
     actix_web::rt::spawn(async move {
-        let message = answer(&slack, question).await;
-        let posted = web::block(move || post(&slack, &reply, message)).await;
-        if let Ok(Err(e)) | Err(e) = posted.map_err(|e| e.to_string()) {
+        let reply = Arc::new(reply);
+        let mut shown = Shown::default();
+        let message = answer(&slack, question, &reply, &mut shown).await;
+        if let Err(e) = show(&slack.poster, &reply, &mut shown, message).await {
             tracing::error!(target: "cairn::slack", error = %e, "the answer was not posted");
         }
     });
 }
 
-/// The answer to `question`, searched as the Slack caller.
-async fn answer(slack: &Slack, question: String) -> Value {
+/// The answer to `question`: with a configured model, its written answer
+/// (a "reading the index" message shown first and updated as the model
+/// calls tools); otherwise, or when the model's answer has no evidence or
+/// fails, the searched list.
+async fn answer(
+    slack: &Arc<Slack>,
+    question: String,
+    reply: &Arc<Reply>,
+    shown: &mut Shown,
+) -> Value {
     let server = &slack.server;
     if let Err(wait) = slack.budget.take("slack", Instant::now()) {
         return blocks::trouble(&format!(
@@ -400,12 +405,9 @@ async fn answer(slack: &Slack, question: String) -> Value {
         format!("{}/?q={q}", base.trim_end_matches('/'))
     });
     if let Some(llm) = &server.llm {
-        let args = AskArgs {
-            question: question.clone(),
-            max_steps: None,
-        };
+        let call = call().with_model(Some(Arc::clone(llm)));
         // Without evidence, or when the model fails, today's cited list says so in words.
-        match crate::ops::run::<Ask>(args, call().with_model(Some(Arc::clone(llm)))).await {
+        match asked(slack, &question, call, reply, shown).await {
             Ok(asked) if !asked.insufficient_evidence => {
                 return blocks::asked(&asked, more.as_deref());
             }
@@ -436,59 +438,50 @@ async fn answer(slack: &Slack, question: String) -> Value {
     blocks::answer(&resp, &focus, &commits, more.as_deref())
 }
 
-/// Posts `message` where `reply` says.
-fn post(slack: &Slack, reply: &Reply, mut message: Value) -> Result<(), String> {
-    let (url, auth) = match reply {
-        Reply::ResponseUrl(url) => {
-            message["response_type"] = "in_channel".into();
-            message["replace_original"] = false.into();
-            message["unfurl_links"] = false.into();
-            message["unfurl_media"] = false.into();
-            (url.clone(), None)
-        }
-        Reply::Thread { channel, ts } => {
-            let Some(token) = &slack.config.bot_token else {
-                return Err(
-                    "no bot token (--slack-bot-token-file): events cannot be answered".into(),
-                );
-            };
-            message["channel"] = channel.as_str().into();
-            message["thread_ts"] = ts.as_str().into();
-            message["unfurl_links"] = false.into();
-            message["unfurl_media"] = false.into();
-            (
-                format!(
-                    "{}/chat.postMessage",
-                    slack.config.api_url.trim_end_matches('/')
-                ),
-                Some(format!("Bearer {token}")),
-            )
-        }
-    };
-    let mut req = slack
-        .http
-        .post(&url)
-        .header("Content-Type", "application/json; charset=utf-8");
-    if let Some(a) = &auth {
-        req = req.header("Authorization", a);
+/// Least time between two updates of the "reading the index" message.
+const UPDATE_EVERY: Duration = Duration::from_millis(1500);
+
+/// `ask` for `question`, the "reading the index" message shown first and
+/// updated with the steps as they come (at most every [`UPDATE_EVERY`],
+/// and keeping a `response_url`'s last use for the answer).
+async fn asked(
+    slack: &Arc<Slack>,
+    question: &str,
+    call: Call,
+    reply: &Arc<Reply>,
+    shown: &mut Shown,
+) -> Result<AskResponse, ApiError> {
+    if let Err(e) = show(&slack.poster, reply, shown, blocks::working(question, &[])).await {
+        tracing::warn!(target: "cairn::slack", error = %e, "the first message was not posted");
     }
-    let mut resp = req
-        .send(message.to_string().as_bytes())
-        .map_err(|e| format!("{url}: {e}"))?;
-    let status = resp.status();
-    let body = resp
-        .body_mut()
-        .with_config()
-        .limit(1 << 20)
-        .read_to_string()
-        .unwrap_or_default();
-    // chat.postMessage says `{"ok": false, "error": …}` with a 200.
-    let refused = serde_json::from_str::<Value>(&body)
-        .ok()
-        .is_some_and(|v| v["ok"] == false);
-    match status.is_success() && !refused {
-        true => Ok(()),
-        false => Err(format!("{url}: {status}: {body}")),
+    let (progress, mut told) = Progress::new(false);
+    let args = AskArgs {
+        question: question.to_owned(),
+        max_steps: None,
+    };
+    let mut job = std::pin::pin!(crate::ops::run::<Ask>(args, call.with_progress(progress)));
+    let sends_left = |shown: &Shown| match reply.as_ref() {
+        Reply::ResponseUrl(_) => shown.sends + 1 < RESPONSE_URL_USES,
+        Reply::Thread { .. } => true,
+    };
+    let mut steps = Vec::new();
+    let mut last = Instant::now();
+    loop {
+        tokio::select! {
+            biased;
+            Some(told) = told.recv() => {
+                if let AskEvent::Step(step) = told {
+                    steps.push(step);
+                }
+                if shown.posted() && sends_left(shown) && last.elapsed() >= UPDATE_EVERY {
+                    last = Instant::now();
+                    if let Err(e) = show(&slack.poster, reply, shown, blocks::working(question, &steps)).await {
+                        tracing::warn!(target: "cairn::slack", error = %e, "a progress update was not posted");
+                    }
+                }
+            }
+            done = &mut job => return done,
+        }
     }
 }
 

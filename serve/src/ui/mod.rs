@@ -1,6 +1,7 @@
 //! The web page for people: search (`/`), a passage with its cited lines
-//! highlighted (`/doc/{doc_id}?lines=a-b`), the doc tree (`/browse/…`) and
-//! an error explained (`/errors`) and the API reference (`/api`). Rendered on the server from the same
+//! highlighted (`/doc/{doc_id}?lines=a-b`), the doc tree (`/browse/…`), an
+//! error explained (`/errors`), a written answer (`/answer`, streamed by its
+//! script) and the API reference (`/api`). Rendered on the server from the same
 //! operations the HTTP API runs ([`crate::ops`]), so a person and a bot get
 //! the same answer; every asset is compiled in (no CDN: it works air-gapped),
 //! and every page works without JavaScript.
@@ -9,15 +10,14 @@
 //! and [`crate::problem`]; only [`crate::server`] depends on it, handing
 //! [`PAGES`] to [`crate::http`] as data.
 
+mod highlight;
+mod html;
+mod pages;
 mod response;
 mod sign_in;
 
 use response::{html_response, ok_page};
 use sign_in::{login, login_form, logout, session_cookie};
-
-mod highlight;
-mod html;
-mod pages;
 
 use crate::http::AppState;
 use crate::ops::ask::{Ask, AskArgs};
@@ -37,7 +37,7 @@ use cairn_search::SpanRequest;
 
 /// The stylesheet (light and dark, following the system).
 const STYLE_CSS: &str = include_str!("assets/style.css");
-/// Search-as-you-type, keyboard navigation and the copy buttons.
+/// Search-as-you-type, keyboard navigation, the copy buttons, the streamed answer.
 const APP_JS: &str = include_str!("assets/app.js");
 /// Lines shown around a cited span unless asked for more.
 const CONTEXT_LINES: u32 = 10;
@@ -187,15 +187,14 @@ async fn answer(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResp
         .get("q")
         .map(|q| q.trim().to_owned())
         .unwrap_or_default();
-    let answer = match question.is_empty() {
-        true => None,
-        false => {
-            let args = AskArgs {
-                question: question.clone(),
-                max_steps: None,
-            };
-            Some(run::<Ask>(&state, &req, args).await)
-        }
+    let args = AskArgs {
+        question: question.clone(),
+        max_steps: None,
+    };
+    let answer = match (question.is_empty(), crate::http::events::wanted(&req)) {
+        (true, _) => None,
+        (false, true) => return streamed(&state, &req, args).await,
+        (false, false) => Some(run::<Ask>(&state, &req, args).await),
     };
     let (answer, error) = match answer {
         Some(Ok(a)) => (Some(a), None),
@@ -206,6 +205,29 @@ async fn answer(state: web::Data<AppState>, req: HttpRequest) -> Result<HttpResp
     let version = run::<Version>(&state, &req, NoArgs {}).await?;
     let main = pages::ask(&question, answer.as_ref(), error.as_deref());
     Ok(ok_page("Ask", &main, &version.index_version))
+}
+
+/// The ask page's answer as server-sent events (its script asks so): each
+/// step as a list item, the model's draft as text, then the checked
+/// answer's HTML, or the error's.
+async fn streamed(
+    state: &AppState,
+    req: &HttpRequest,
+    args: AskArgs,
+) -> Result<HttpResponse, ApiError> {
+    use crate::http::events::{Render, event, stream};
+    use crate::ops::ask::{AskEvent, AskResponse, Progress};
+    let (progress, told) = Progress::new(true);
+    let call = crate::http::api::call(state, req).with_progress(progress);
+    let render = Render {
+        event: Box::new(|told: &AskEvent| match told {
+            AskEvent::Step(s) => event("step", &pages::step(s)),
+            AskEvent::Draft(t) => event("draft", t),
+        }),
+        answer: Box::new(|a: AskResponse| event("answer", &pages::answered(&a))),
+        error: Box::new(|e: &ApiError| event("error", &field_error(e))),
+    };
+    stream(ops::run::<Ask>(args, call), told, render).await
 }
 
 async fn explain_form(

@@ -5,7 +5,8 @@
 //! citation and quotation of its answer is checked against the indexed
 //! lines ([`super::verify`]). The answer carries the steps taken, for audit.
 
-use super::tools::{self, Step};
+use super::progress::{AskEvent, Step};
+use super::tools;
 use super::verify::{self, AskCitation, Unverified};
 use crate::llm::{ChatRequest, LlmClient, LlmError, Message, Usage};
 use crate::ops::Call;
@@ -129,15 +130,23 @@ fn converse(
             true => tools::specs(),
             false => Vec::new(),
         };
-        let reply = llm
-            .chat(
-                &ChatRequest {
-                    messages: messages.clone(),
-                    tools,
-                },
-                call.deadline.instant(),
-            )
-            .map_err(unavailable)?;
+        // The caller's model tokens, checked before each reply and charged after it.
+        llm.spending()
+            .allow(&call.caller.name)
+            .map_err(ApiError::from)?;
+        let request = ChatRequest {
+            messages: messages.clone(),
+            tools,
+        };
+        let until = call.deadline.instant();
+        let reply = match &call.progress {
+            Some(p) if p.wants_drafts() => llm.chat_streaming(&request, until, &mut |text| {
+                p.tell(AskEvent::Draft(text.to_owned()))
+            }),
+            _ => llm.chat(&request, until),
+        }
+        .map_err(unavailable)?;
+        llm.spending().spend(&call.caller.name, &reply.usage);
         // The endpoint's counts, added without trusting them to be small.
         let u = &mut done.usage;
         u.prompt_tokens = u.prompt_tokens.saturating_add(reply.usage.prompt_tokens);
@@ -159,6 +168,9 @@ fn converse(
             let mut answer = Message::new("tool", outcome.text.clone());
             answer.tool_call_id = Some(tc.id.clone());
             messages.push(answer);
+            if let Some(p) = &call.progress {
+                p.tell(AskEvent::Step(outcome.step.clone()));
+            }
             done.steps.push(outcome.step);
         }
     }

@@ -3,11 +3,12 @@
 //! citation and quotation checked against the indexed lines ([`verify`]).
 
 mod converse;
+mod progress;
 mod tools;
 mod verify;
 
 pub use converse::AskResponse;
-pub use tools::Step;
+pub use progress::{AskEvent, Progress, Step};
 pub use verify::{AskCitation, Unverified};
 
 use super::{Call, Meta, Method, Op, PassageRef, Route};

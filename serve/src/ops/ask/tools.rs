@@ -4,12 +4,10 @@
 //! text rendering, cut to a bound; a failure is returned as text too, so
 //! the model can correct its call.
 
+use super::progress::Step;
 use crate::llm::Tool;
 use crate::ops::{Call, Input, OPERATIONS, Operation};
-use schemars::JsonSchema;
-use serde::Serialize;
 use serde_json::Value;
-use utoipa::ToSchema;
 
 /// The operations the model may call.
 const OFFERED: [&str; 7] = [
@@ -21,22 +19,6 @@ const OFFERED: [&str; 7] = [
     "explain",
     "history",
 ];
-
-/// One tool call of the model's.
-#[derive(Clone, Debug, Serialize, ToSchema, JsonSchema)]
-pub struct Step {
-    /// The tool it called.
-    pub tool: String,
-    /// Its arguments as the model wrote them (cut at 500 characters).
-    pub arguments: String,
-    /// Whether the call succeeded.
-    pub ok: bool,
-    /// The passages the call returned, as `doc_id:start-end`.
-    pub returned: Vec<String>,
-    /// Why it failed, when it did.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
 
 /// Most bytes of one tool result given back to the model.
 const MAX_RESULT_BYTES: usize = 12 << 10;

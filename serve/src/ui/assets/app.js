@@ -1,17 +1,19 @@
 // cairn's page works without this file. It adds: search as you type,
 // `/` to focus the search box, `j`/`k` to move between hits (Enter opens the
-// current one), and the citation copy buttons.
+// current one), the citation copy buttons, and the ask page's answer
+// streamed as the model works (its steps, its draft, then the checked answer).
 "use strict";
 
 (function () {
   const input = document.getElementById("q");
   const results = document.getElementById("results");
   const form = input ? input.form : null;
+  const asking = form !== null && form.getAttribute("action") === "/answer";
 
   // Search as you type: the same page, results section only, after a pause.
   let timer = null;
   let asked = 0;
-  if (input && results && form) {
+  if (input && results && form && !asking) {
     input.addEventListener("input", () => {
       clearTimeout(timer);
       timer = setTimeout(async () => {
@@ -53,6 +55,61 @@
       e.target.blur();
     }
   });
+
+  // The ask page: the same question asked for server-sent events. Steps and
+  // the checked answer arrive as the server's HTML; the draft is plain text.
+  if (asking && results && window.ReadableStream && window.TextDecoder) {
+    form.addEventListener("submit", async (e) => {
+      const q = new FormData(form).get("q");
+      if (!q || !q.trim()) return;
+      e.preventDefault();
+      const url = "/answer?" + new URLSearchParams({ q }).toString();
+      history.replaceState(null, "", url);
+      results.innerHTML = '<p class="hint">Reading the index…</p><ol class="steps"></ol><p class="draft"></p>';
+      const steps = results.querySelector(".steps");
+      const draft = results.querySelector(".draft");
+      let res;
+      try {
+        res = await fetch(url, { headers: { Accept: "text/event-stream" } });
+      } catch (_) {
+        window.location.assign(url);
+        return;
+      }
+      // A refusal (or no stream) is shown as the page shows it.
+      if (!res.ok || !(res.headers.get("content-type") || "").startsWith("text/event-stream")) {
+        window.location.assign(url);
+        return;
+      }
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let buffered = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffered += decoder.decode(value, { stream: true });
+        let end;
+        while ((end = buffered.indexOf("\n\n")) >= 0) {
+          const block = buffered.slice(0, end);
+          buffered = buffered.slice(end + 2);
+          let name = "message";
+          const data = [];
+          for (const line of block.split("\n")) {
+            if (line.startsWith("event: ")) name = line.slice(7);
+            else if (line.startsWith("data: ")) data.push(line.slice(6));
+          }
+          const text = data.join("\n");
+          if (name === "step") {
+            steps.insertAdjacentHTML("beforeend", text);
+            draft.textContent = "";
+          } else if (name === "draft") {
+            draft.textContent += text;
+          } else if (name === "answer" || name === "error") {
+            results.innerHTML = text;
+          }
+        }
+      }
+    });
+  }
 
   // Copy buttons: the citation text is in data-copy.
   document.querySelectorAll("button.copy").forEach((b) => {

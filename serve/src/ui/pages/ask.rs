@@ -4,7 +4,7 @@
 
 use super::super::html::{attr, esc};
 use super::{github_links, passage_link};
-use crate::ops::ask::AskResponse;
+use crate::ops::ask::{AskResponse, Step};
 use std::fmt::Write;
 
 /// The ask page: the form, then the answer or the error.
@@ -29,9 +29,22 @@ pub fn ask(question: &str, answer: Option<&AskResponse>, error: Option<&str>) ->
     main
 }
 
+/// One tool call the model made, as the streamed page lists it.
+pub fn step(s: &Step) -> String {
+    let what = match (&s.error, s.returned.len()) {
+        (Some(e), _) => format!("failed: {}", esc(e)),
+        (None, n) => format!("{n} passage{}", if n == 1 { "" } else { "s" }),
+    };
+    format!(
+        "<li><code>{}</code> <span class=\"args\">{}</span> — {what}</li>",
+        esc(&s.tool),
+        esc(&s.arguments)
+    )
+}
+
 /// An answer: its words (as plain text, paragraphs kept), its citations
 /// linked to their passage pages, and what did not hold.
-fn answered(a: &AskResponse) -> String {
+pub fn answered(a: &AskResponse) -> String {
     let mut out = String::from("<article class=\"answer\">");
     for paragraph in a.answer.split("\n\n").filter(|p| !p.trim().is_empty()) {
         let _ = write!(out, "<p>{}</p>", esc(paragraph.trim()));

@@ -13,7 +13,7 @@ mod passage;
 mod search;
 
 pub use api::api;
-pub use ask::ask;
+pub use ask::{answered, ask, step};
 pub use browse::browse;
 pub use definitions::definitions;
 pub use explain::{ExplainForm, explain};

@@ -7,8 +7,10 @@
 //
 // GET /v1/models lists the model (its file name); POST /v1/chat/completions
 // takes messages (system, user, assistant with tool_calls, tool), tools,
-// max_tokens and stream, and answers with a message (text or tool calls)
-// and usage, or server-sent events. One request runs at a time.
+// max_tokens, stream and stream_options.include_usage, and answers with a
+// message (text or tool calls) and usage, or as server-sent events (the
+// text as it is written, then the tool calls, then the usage when asked
+// for). One request runs at a time.
 // Stdout carries exactly one line, `READY <base url>`, once it listens.
 // node-llama-cpp is loaded from $CAIRN_LLM_MODULES (a node_modules folder),
 // default <repo>/target/llm-node/node_modules.
@@ -102,6 +104,14 @@ async function complete(body, onText) {
   }
 }
 
+// The functions a response called, as Chat Completions tool calls.
+function toolCalls(r) {
+  return (r.functionCalls ?? []).map((c, i) => ({
+    id: `call_${i}`, type: 'function',
+    function: { name: c.functionName, arguments: JSON.stringify(c.params ?? {}) },
+  }));
+}
+
 function send(res, status, value) {
   const data = JSON.stringify(value);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
@@ -122,18 +132,18 @@ const server = createServer((req, res) => {
     try { body = JSON.parse(raw); } catch { return send(res, 400, { error: { message: 'not JSON' } }); }
     if (body.stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const chunk = (delta, finish = null) =>
-        res.write(`data: ${JSON.stringify({ object: 'chat.completion.chunk', model: id, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
-      await complete(body, (text) => chunk({ content: text }));
-      chunk({}, 'stop');
+      const event = (value) => res.write(`data: ${JSON.stringify({ object: 'chat.completion.chunk', model: id, ...value })}\n\n`);
+      const chunk = (delta, finish = null) => event({ choices: [{ index: 0, delta, finish_reason: finish }] });
+      const { r, usage } = await complete(body, (text) => chunk({ content: text }));
+      const calls = toolCalls(r);
+      calls.forEach((c, index) => chunk({ tool_calls: [{ index, ...c }] }));
+      chunk({}, calls.length ? 'tool_calls' : 'stop');
+      if (body.stream_options?.include_usage) event({ choices: [], usage });
       res.end('data: [DONE]\n\n');
       return;
     }
     const { r, usage } = await complete(body);
-    const calls = (r.functionCalls ?? []).map((c, i) => ({
-      id: `call_${i}`, type: 'function',
-      function: { name: c.functionName, arguments: JSON.stringify(c.params ?? {}) },
-    }));
+    const calls = toolCalls(r);
     const message = calls.length
       ? { role: 'assistant', content: null, tool_calls: calls }
       : { role: 'assistant', content: r.response ?? '' };
