@@ -258,6 +258,10 @@ pub struct LlmArgs {
     /// minute, across ask and the gateway (default: no bound).
     #[arg(long, value_name = "TOKENS")]
     pub llm_tokens_per_minute: Option<u32>,
+    /// The request field bounding a reply's tokens: `max_tokens` (most
+    /// servers) or `max_completion_tokens` (OpenAI's reasoning models).
+    #[arg(long, value_enum, default_value = "max_tokens")]
+    pub llm_token_field: cairn_serve::llm::TokenField,
 }
 
 impl LlmArgs {
@@ -283,6 +287,6 @@ impl LlmArgs {
         )?
         .with_max_steps(self.llm_max_steps)?
         .with_tokens_per_minute(self.llm_tokens_per_minute)
-        .map(Some)
+        .map(|c| Some(c.with_token_field(self.llm_token_field)))
     }
 }

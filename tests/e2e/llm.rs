@@ -227,6 +227,25 @@ fn doctor_checks_the_model_and_sends_the_key_only_to_it() {
     assert_eq!(status, "warn", "{detail}");
     assert!(detail.contains("--llm-model"), "{detail}");
 
+    // OpenAI's reasoning models take the bound as `max_completion_tokens` only.
+    let (status, _, _) = doctor_llm(
+        dir.path(),
+        &[
+            "--llm-url",
+            &good.url,
+            "--llm-model",
+            "tiny",
+            "--llm-key-file",
+            file_arg,
+            "--llm-token-field",
+            "max_completion_tokens",
+        ],
+    );
+    assert_eq!(status, "ok");
+    let last = good.requests().pop().expect("sent");
+    assert_eq!(last.body["max_completion_tokens"], 1024, "{}", last.body);
+    assert!(last.body.get("max_tokens").is_none(), "{}", last.body);
+
     // No model configured: no check, and nothing sent.
     let before = good.requests().len();
     let (status, _, printed) = doctor_llm(dir.path(), &[]);

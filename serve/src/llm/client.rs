@@ -2,7 +2,7 @@
 //! a time, bounded in time and bytes, never following a redirect (it would
 //! carry the key elsewhere), with the key kept out of every error.
 
-use super::config::LlmConfig;
+use super::config::{LlmConfig, TokenField};
 use super::error::LlmError;
 use super::spend::Spending;
 use super::stream::{Assembly, Line};
@@ -89,7 +89,8 @@ impl LlmClient {
             model: &self.config.model,
             messages: &request.messages,
             tools: &request.tools,
-            max_tokens: self.config.max_tokens,
+            max_tokens: self.bound(TokenField::MaxTokens),
+            max_completion_tokens: self.bound(TokenField::MaxCompletionTokens),
             stream: false,
             stream_options: None,
         };
@@ -140,7 +141,8 @@ impl LlmClient {
             model: &self.config.model,
             messages: &request.messages,
             tools: &request.tools,
-            max_tokens: self.config.max_tokens,
+            max_tokens: self.bound(TokenField::MaxTokens),
+            max_completion_tokens: self.bound(TokenField::MaxCompletionTokens),
             stream: true,
             stream_options: Some(StreamOptions {
                 include_usage: true,
@@ -189,6 +191,11 @@ impl LlmClient {
         Ok((url, Box::new(std::io::BufReader::new(reader))))
     }
 
+    /// The configured bound on a reply's tokens, when `field` is the one it is sent in.
+    fn bound(&self, field: TokenField) -> Option<u32> {
+        (self.config.token_field == field).then_some(self.config.max_tokens)
+    }
+
     /// A caller's request body as it goes to the endpoint: the configured
     /// model, at most the configured tokens, streamed or not.
     fn as_configured(&self, mut body: Map<String, Value>, stream: bool) -> Map<String, Value> {
@@ -205,7 +212,7 @@ impl LlmClient {
         body.remove("n");
         body.insert("model".to_owned(), self.config.model.clone().into());
         body.insert(
-            "max_tokens".to_owned(),
+            self.config.token_field.name().to_owned(),
             asked.map_or(cap, |a| a.min(cap)).into(),
         );
         body.insert("stream".to_owned(), stream.into());

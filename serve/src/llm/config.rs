@@ -85,6 +85,32 @@ pub struct LlmConfig {
     pub max_steps: u32,
     /// Most model tokens each caller may spend a minute (`None`: unlimited).
     pub tokens_per_minute: Option<u32>,
+    /// The request field that bounds a reply's tokens.
+    pub token_field: TokenField,
+}
+
+/// The request field that bounds a reply's tokens: `max_tokens`, which
+/// most servers read (llama.cpp's, vLLM, Ollama), or `max_completion_tokens`,
+/// which OpenAI's reasoning models require (they refuse `max_tokens`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TokenField {
+    /// `max_tokens`.
+    #[default]
+    #[value(name = "max_tokens")]
+    MaxTokens,
+    /// `max_completion_tokens`.
+    #[value(name = "max_completion_tokens")]
+    MaxCompletionTokens,
+}
+
+impl TokenField {
+    /// The field's name in a request body.
+    pub fn name(self) -> &'static str {
+        match self {
+            TokenField::MaxTokens => "max_tokens",
+            TokenField::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
 }
 
 /// Most rounds of tool calls an `ask` may be configured to take.
@@ -149,6 +175,7 @@ impl LlmConfig {
             max_tokens,
             max_steps: DEFAULT_STEPS,
             tokens_per_minute: None,
+            token_field: TokenField::MaxTokens,
         })
     }
 
@@ -177,6 +204,14 @@ impl LlmConfig {
                 tokens_per_minute: tokens,
                 ..self
             }),
+        }
+    }
+
+    /// The configuration bounding replies with `field`.
+    pub fn with_token_field(self, field: TokenField) -> Self {
+        Self {
+            token_field: field,
+            ..self
         }
     }
 

@@ -13,7 +13,7 @@ mod stream;
 mod wire;
 
 pub use client::{LlmClient, Probe};
-pub use config::{ApiKey, DEFAULT_STEPS, LlmConfig, MAX_STEPS};
+pub use config::{ApiKey, DEFAULT_STEPS, LlmConfig, MAX_STEPS, TokenField};
 pub use error::LlmError;
 pub use places::{MAX_MODEL_WAITS, MAX_MODEL_WAITS_EACH, ModelPlace};
 pub use spend::Spending;

@@ -135,7 +135,10 @@ pub(super) struct Body<'a> {
     pub messages: &'a [Message],
     #[serde(skip_serializing_if = "<[Tool]>::is_empty")]
     pub tools: &'a [Tool],
-    pub max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_completion_tokens: Option<u32>,
     pub stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_options: Option<StreamOptions>,
