@@ -15,10 +15,10 @@ use cairn_serve::server::app;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-const KEY: &str = "sk-gateway-5c1d9e7a";
+pub(crate) const KEY: &str = "sk-gateway-5c1d9e7a";
 
 /// The configuration of `receiver`, with [`KEY`] from a mode-600 file.
-fn config(receiver: &Receiver, dir: &std::path::Path) -> LlmConfig {
+pub(crate) fn config(receiver: &Receiver, dir: &std::path::Path) -> LlmConfig {
     use std::os::unix::fs::PermissionsExt;
     let file = dir.join("llm.key");
     std::fs::write(&file, KEY).expect("key");
