@@ -7,7 +7,7 @@ mod serving;
 pub use serving::{LlmArgs, McpArgs, OpenapiArgs, ServeArgs, SlackArgs, TokenAction, TokenArgs};
 
 use cairn_embed::DevicePref;
-use cairn_index::layout::{DEFAULT_KEEP, DEFAULT_ROOT};
+use cairn_index::layout::DEFAULT_KEEP;
 use cairn_pipeline::{DEFAULT_CACHE, DEFAULT_CONFIG};
 use cairn_search::{Engine, EngineOptions};
 use cairn_serve::limits::DEFAULT_TOKENS;
@@ -98,9 +98,9 @@ pub struct PdfTextArgs {
 pub struct PullArgs {
     /// `latest`, a `latest.json` URL, or a pack URL (its `.sha256` must lie beside it).
     pub source: String,
-    /// Index root to drop the pack into.
-    #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
-    pub index: PathBuf,
+    /// Index root to drop the pack into (default: ./.cairn/index in a project, else the user's data folder's cairn/index).
+    #[arg(long, env = "CAIRN_INDEX")]
+    pub index: Option<PathBuf>,
     /// The `latest.json` that `latest` means (default: the nightly's release).
     #[arg(long, env = "CAIRN_PULL_FROM")]
     pub from: Option<String>,
@@ -169,30 +169,56 @@ impl From<Device> for DevicePref {
 /// Where the index and the query model are.
 #[derive(clap::Args)]
 pub struct OpenArgs {
-    /// Index root.
-    #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
-    pub index: PathBuf,
+    /// Index root (default: ./.cairn/index if it holds one, else the user's data folder's cairn/index).
+    #[arg(long, env = "CAIRN_INDEX")]
+    pub index: Option<PathBuf>,
     /// Model folder instead of the hub cache (the model the index was built with).
     #[arg(long, env = "CAIRN_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
 }
 
 impl OpenArgs {
+    /// The index root: the one named, or the first found ([`index_root`]).
+    pub fn root(&self) -> anyhow::Result<PathBuf> {
+        index_root(self.index.as_deref())
+    }
+
     /// The library's options for these arguments.
-    pub fn options(&self) -> EngineOptions {
-        EngineOptions {
-            index: self.index.clone(),
+    pub fn options(&self) -> anyhow::Result<EngineOptions> {
+        Ok(EngineOptions {
+            index: self.root()?,
             model_dir: self.model_dir.clone(),
             device: DevicePref::Cpu,
-        }
+        })
     }
 
     /// The engine over this index.
     pub fn engine(&self) -> anyhow::Result<Engine> {
         use anyhow::Context;
-        Engine::open(&self.options())
-            .with_context(|| format!("opening the index at {}", self.index.display()))
+        let options = self.options()?;
+        Engine::open(&options)
+            .with_context(|| format!("opening the index at {}", options.index.display()))
     }
+}
+
+/// The index root to read: `given` (`--index`, `CAIRN_INDEX`), else the
+/// first place that holds an index (`./.cairn/index`, then the user's data
+/// folder); the error names every place looked.
+pub fn index_root(given: Option<&std::path::Path>) -> anyhow::Result<PathBuf> {
+    Ok(cairn_index::layout::find_root(given)?)
+}
+
+/// The index root to write: `given`, else `./.cairn/index` inside a
+/// project, else the user's data folder, said on stderr so the user knows.
+pub fn index_out(given: Option<&std::path::Path>) -> PathBuf {
+    let (root, outside) = cairn_index::layout::write_root(given);
+    if outside {
+        eprintln!(
+            "no --out and no project here (repositories.yml or .cairn/): the index goes to {}",
+            root.display()
+        );
+    }
+    root
 }
 
 /// What a build reads and where it publishes: `cairn build` and `cairn watch` alike.
@@ -201,9 +227,9 @@ pub struct BuildInputs {
     /// repositories.yml (nancy-brain layout).
     #[arg(long, default_value = DEFAULT_CONFIG)]
     pub config: PathBuf,
-    /// Index root to publish into.
-    #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
-    pub out: PathBuf,
+    /// Index root to publish into (default: ./.cairn/index in a project, else the user's data folder's cairn/index).
+    #[arg(long, env = "CAIRN_INDEX")]
+    pub out: Option<PathBuf>,
     /// Git and embedding cache.
     #[arg(long, default_value = DEFAULT_CACHE, env = "CAIRN_CACHE")]
     pub cache: PathBuf,
@@ -277,9 +303,9 @@ pub struct WatchArgs {
 /// `cairn pack`.
 #[derive(clap::Args)]
 pub struct PackArgs {
-    /// Index root.
-    #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
-    pub index: PathBuf,
+    /// Index root (default: ./.cairn/index if it holds one, else the user's data folder's cairn/index).
+    #[arg(long, env = "CAIRN_INDEX")]
+    pub index: Option<PathBuf>,
     /// The version to pack (default: CURRENT).
     #[arg(long)]
     pub version: Option<String>,
@@ -296,9 +322,9 @@ pub struct PackArgs {
 pub struct UnpackArgs {
     /// The pack (its `.sha256` must lie beside it).
     pub pack: PathBuf,
-    /// Index root to add it to.
-    #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
-    pub index: PathBuf,
+    /// Index root to add it to (default: ./.cairn/index in a project, else the user's data folder's cairn/index).
+    #[arg(long, env = "CAIRN_INDEX")]
+    pub index: Option<PathBuf>,
 }
 
 /// `cairn eval`.
@@ -361,9 +387,9 @@ pub struct EvalArgs {
 /// `cairn adapt`.
 #[derive(clap::Args)]
 pub struct AdaptArgs {
-    /// Index root whose current version's text the pairs are mined from.
-    #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
-    pub index: PathBuf,
+    /// Index root whose current version's text the pairs are mined from (default: ./.cairn/index if it holds one, else the user's data folder's cairn/index).
+    #[arg(long, env = "CAIRN_INDEX")]
+    pub index: Option<PathBuf>,
     /// Folder to write the adapted model to.
     #[arg(long)]
     pub out: PathBuf,
@@ -393,9 +419,9 @@ pub struct AdaptArgs {
 /// `cairn verify`.
 #[derive(clap::Args)]
 pub struct VerifyArgs {
-    /// Index root.
-    #[arg(long, default_value = DEFAULT_ROOT, env = "CAIRN_INDEX")]
-    pub index: PathBuf,
+    /// Index root (default: ./.cairn/index if it holds one, else the user's data folder's cairn/index).
+    #[arg(long, env = "CAIRN_INDEX")]
+    pub index: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,

@@ -11,9 +11,10 @@ use std::process::ExitCode;
 
 /// Mines the pairs, trains, and prints what it did.
 pub fn run(a: AdaptArgs) -> anyhow::Result<ExitCode> {
-    let root = IndexRoot::new(&a.index);
+    let index = crate::cli::index_root(a.index.as_deref())?;
+    let root = IndexRoot::new(&index);
     let snap = Snapshot::open_current(&root)
-        .with_context(|| format!("opening the index at {}", a.index.display()))?;
+        .with_context(|| format!("opening the index at {}", index.display()))?;
     let spec = match &a.model_dir {
         Some(d) => ModelSpec::Dir(d.clone()),
         None => ModelSpec::recorded(&snap.manifest.model.id, &snap.manifest.model.revision),

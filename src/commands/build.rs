@@ -12,7 +12,7 @@ pub fn options(a: BuildInputs) -> BuildOptions {
         config: a.config,
         weights: a.weights,
         settings: a.settings,
-        out: a.out,
+        out: crate::cli::index_out(a.out.as_deref()),
         cache: a.cache,
         model_dir: a.model_dir,
         device: a.device.into(),

@@ -47,10 +47,21 @@ fn check(name: &'static str, status: Status, detail: impl Into<String>) -> Check
 /// Runs every check.
 pub fn run(a: DoctorArgs) -> anyhow::Result<ExitCode> {
     let mut checks = Vec::new();
-    let manifest = index_checks(&a.open.index, &mut checks);
+    // The index named, or the first found; else every place looked is named.
+    let root = match cairn_index::layout::find_root(a.open.index.as_deref()) {
+        Ok(root) => root,
+        Err(none) => {
+            checks.push(check("index", Status::Warn, none.to_string()));
+            cairn_index::layout::write_root(None).0
+        }
+    };
+    let manifest = match checks.is_empty() {
+        true => index_checks(&root, &mut checks),
+        false => None,
+    };
     model_check(a.open.model_dir.as_deref(), manifest.as_ref(), &mut checks);
     checks.push(tokens_check(&a.tokens));
-    checks.push(disk_check(&a.open.index));
+    checks.push(disk_check(&root));
     checks.push(cpu_check());
     checks.push(gpu_check());
     if let Some(c) = llm_check(&a.llm) {

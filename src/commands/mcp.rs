@@ -13,8 +13,10 @@ use std::time::Duration;
 
 /// Serves until the client closes stdin.
 pub fn run(a: McpArgs) -> anyhow::Result<ExitCode> {
-    let live = LiveIndex::open(a.open.options())
-        .with_context(|| format!("opening the index at {}", a.open.index.display()))?;
+    let options = a.open.options()?;
+    let index = options.index.clone();
+    let live = LiveIndex::open(options)
+        .with_context(|| format!("opening the index at {}", index.display()))?;
     let workers = a.work.cpu_workers.unwrap_or_else(default_workers).max(1);
     let llm = a.llm.config()?.map(|c| Arc::new(LlmClient::new(c)));
     let opts = McpOptions {

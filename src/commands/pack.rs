@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 /// Writes the pack into `--out-dir`.
 pub fn run(a: PackArgs) -> anyhow::Result<ExitCode> {
-    let root = IndexRoot::new(&a.index);
+    let root = IndexRoot::new(crate::cli::index_root(a.index.as_deref())?);
     let version = match a.version {
         Some(v) => IndexVersion::parse(&v)?,
         None => root.current()?,

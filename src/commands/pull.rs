@@ -151,9 +151,10 @@ fn pull_once(
     };
     let version = IndexVersion::parse(&version)
         .map_err(|e| anyhow::anyhow!("index version {version:?}: {e}"))?;
-    let root = IndexRoot::new(&a.index);
+    let index = crate::cli::index_out(a.index.as_deref());
+    let root = IndexRoot::new(&index);
     if source.ends_with(".json") {
-        copy_freshness(agent, source, &a.index);
+        copy_freshness(agent, source, &index);
     }
     if skip == Some(&version) {
         return Ok(version);
@@ -161,7 +162,7 @@ fn pull_once(
     if root.version_dir(&version).path().is_dir() {
         println!(
             "{} already holds index {version}: nothing to pull",
-            a.index.display()
+            index.display()
         );
         return Ok(version);
     }
@@ -196,9 +197,9 @@ fn pull_once(
     println!(
         "dropped {} ({checked}): a running `cairn serve --index {}` adopts it; or run `cairn unpack {} --index {}`",
         dropped.display(),
-        a.index.display(),
+        index.display(),
         dropped.display(),
-        a.index.display()
+        index.display()
     );
     Ok(version)
 }

@@ -88,7 +88,7 @@ fn config(a: ServeArgs) -> anyhow::Result<ServeConfig> {
         false => Rollback::Refuse,
     };
     Ok(ServeConfig {
-        source: IndexSource::from_path(&a.open.index, &a.unpack_into, rollback),
+        source: IndexSource::from_path(&a.open.root()?, &a.unpack_into, rollback),
         model_dir: a.open.model_dir,
         access,
         http,

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 /// Unpacks and switches CURRENT.
 pub fn run(a: UnpackArgs) -> anyhow::Result<ExitCode> {
     // Naming the pack on the command line is the operator asking for it, whatever its age.
-    let u = cairn_index::pack::unpack(&a.pack, &IndexRoot::new(&a.index), Rollback::Allow)?;
-    println!("{} is CURRENT in {}", u.version, a.index.display());
+    let index = crate::cli::index_out(a.index.as_deref());
+    let u = cairn_index::pack::unpack(&a.pack, &IndexRoot::new(&index), Rollback::Allow)?;
+    println!("{} is CURRENT in {}", u.version, index.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -8,8 +8,9 @@ use std::process::ExitCode;
 
 /// Prints the report; exit 1 when it found a problem.
 pub fn run(a: VerifyArgs) -> anyhow::Result<ExitCode> {
-    let report = cairn_index::verify(&IndexRoot::new(&a.index))
-        .with_context(|| format!("verifying {}", a.index.display()))?;
+    let index = crate::cli::index_root(a.index.as_deref())?;
+    let report = cairn_index::verify(&IndexRoot::new(&index))
+        .with_context(|| format!("verifying {}", index.display()))?;
     if a.json {
         print_json(&report)?;
     } else {

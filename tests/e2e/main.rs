@@ -29,6 +29,7 @@ mod history;
 mod http;
 mod http_access;
 mod http_input;
+mod index_lookup;
 mod install;
 mod layout;
 mod llm;

@@ -11,9 +11,13 @@
 //! previous `CURRENT` naming a complete version.
 
 mod fsync;
+mod locate;
 mod root;
 mod writer;
 
+pub use locate::{
+    NoIndex, default_roots, find_root, holds_index, is_project, user_root, write_root,
+};
 pub use root::IndexRoot;
 pub use writer::{VersionWriter, checksum_tree};
 
