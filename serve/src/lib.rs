@@ -42,5 +42,6 @@ pub mod server;
 pub mod session;
 pub mod signed;
 pub mod slack;
+pub mod toolsets;
 pub mod ui;
 pub mod webhook;

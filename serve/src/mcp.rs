@@ -11,9 +11,10 @@
 
 use crate::auth::Caller;
 use crate::live::LiveIndex;
-use crate::ops::{Anonymous, Call, Input, OPERATIONS, Who};
+use crate::ops::{Anonymous, Call, Input};
 use crate::pool::CpuPool;
 use crate::problem::ApiError;
+use crate::toolsets::{ToolChoice, toolkit_catalog};
 use cairn_search::{Code, MAX_SPAN_LINES, SpanRequest, TextFormat};
 #[allow(deprecated)] // `SetLevelRequestParams`: see `set_level`.
 use rmcp::model::{
@@ -21,7 +22,7 @@ use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, Tool, ToolAnnotations,
+    SetLevelRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -41,55 +42,7 @@ pub struct CairnMcp {
     pool: CpuPool,
     deadline: Duration,
     llm: Option<Arc<crate::llm::LlmClient>>,
-}
-
-/// The tools a caller may use: every operation with a tool name (set_weight
-/// for admins only), described as the HTTP API describes it; a tool that
-/// takes `toolkit` also lists the toolkits the caller may see (`catalog`),
-/// so a model knows what each one is.
-fn tools(admin: bool, catalog: &str) -> Vec<Tool> {
-    OPERATIONS
-        .iter()
-        .filter(|op| admin || op.meta.who != Who::Admin)
-        .filter_map(|op| {
-            let input = (op.input)();
-            let takes_toolkit = input
-                .get("properties")
-                .and_then(Value::as_object)
-                .is_some_and(|p| p.contains_key(cairn_search::Filters::TOOLKIT));
-            let description = match takes_toolkit && !catalog.is_empty() {
-                true => format!("{} Toolkits: {catalog}", op.meta.description),
-                false => op.meta.description.to_owned(),
-            };
-            let mut t = Tool::new(op.meta.tool?, description, input);
-            t.title = Some(op.meta.title.to_owned());
-            t.output_schema = Some((op.output_json)());
-            if crate::mcp_app::TOOLS.contains(&op.meta.tool?) {
-                t.meta = Some(MetaObject(crate::mcp_app::tool_meta()));
-            }
-            t.annotations = Some(
-                ToolAnnotations::new()
-                    .read_only(op.meta.read_only)
-                    .destructive(false)
-                    .idempotent(true)
-                    .open_world(false),
-            );
-            Some(t)
-        })
-        .collect()
-}
-
-/// `emcee (The Python ensemble sampling toolkit…); dynesty (…)`: each
-/// toolkit the version lists, with its repositories' descriptions.
-pub fn toolkit_catalog(v: &cairn_search::VersionResponse) -> String {
-    v.repos
-        .iter()
-        .map(|r| match r.description.as_str() {
-            "" => r.toolkit.clone(),
-            d => format!("{} ({})", r.toolkit, d.trim_end_matches('.')),
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
+    tools: ToolChoice,
 }
 
 /// A tool error with the HTTP problem's code and field.
@@ -142,6 +95,21 @@ impl CairnMcp {
             pool,
             deadline: opts.deadline,
             llm: opts.llm.clone(),
+            tools: opts.tools.clone(),
+        }
+    }
+
+    /// The tools this request's session lists: those its URL's query
+    /// chooses (`/mcp?toolsets=…&tools=…`), else those the server was started with.
+    fn choice(&self, ctx: &RequestContext<RoleServer>) -> Result<ToolChoice, McpError> {
+        let query = ctx
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|p| p.uri.query());
+        match query.map(ToolChoice::from_query).transpose() {
+            Ok(Some(Some(chosen))) => Ok(chosen),
+            Ok(_) => Ok(self.tools.clone()),
+            Err(e) => Err(McpError::invalid_params(format!("toolsets: {e}"), None)),
         }
     }
 
@@ -289,7 +257,10 @@ impl ServerHandler for CairnMcp {
     ) -> Result<ListToolsResult, McpError> {
         let who = caller(&context).caller;
         let catalog = toolkit_catalog(&self.live.current().version(who.groups()));
-        Ok(ListToolsResult::with_all_items(tools(who.admin, &catalog)))
+        let listed = self
+            .choice(&context)?
+            .listed(who.admin, self.llm.is_some(), &catalog);
+        Ok(ListToolsResult::with_all_items(listed))
     }
 
     async fn call_tool(
@@ -298,6 +269,18 @@ impl ServerHandler for CairnMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let who = caller(&context);
+        // A tool the session does not list is not answered either.
+        let chosen = self.choice(&context)?.chooses(&request.name);
+        if !chosen && crate::ops::by_tool(&request.name).is_some() {
+            return Ok(tool_error(&ApiError::new(
+                Code::NotFound,
+                format!(
+                    "{:?} is not offered here: ask for its set (--toolsets, or /mcp?toolsets=…)",
+                    request.name
+                ),
+            ))
+            .into());
+        }
         let args = Value::Object(request.arguments.unwrap_or_default());
         let started = Instant::now();
         let outcome = tokio::select! {
@@ -415,6 +398,8 @@ pub struct McpOptions {
     pub allowed_origins: Vec<String>,
     /// The configured model (`ask`), when there is one.
     pub llm: Option<Arc<crate::llm::LlmClient>>,
+    /// The tools listed (`--toolsets`, `--tools`; the default seven unless given).
+    pub tools: ToolChoice,
 }
 
 impl Default for McpOptions {
@@ -423,6 +408,7 @@ impl Default for McpOptions {
             deadline: Duration::from_millis(crate::limits::DEFAULT_DEADLINE_MS),
             allowed_origins: Vec::new(),
             llm: None,
+            tools: ToolChoice::default(),
         }
     }
 }
@@ -535,17 +521,20 @@ mod tests {
     #[test]
     fn set_weight_is_listed_for_admins_only() {
         let names = |admin| -> Vec<String> {
-            tools(admin, "")
+            ToolChoice::parse(&["all"])
+                .expect("all")
+                .listed(admin, false, "")
                 .into_iter()
                 .map(|t| t.name.to_string())
                 .collect()
         };
         assert!(!names(false).contains(&"set_weight".to_owned()));
         assert!(names(true).contains(&"set_weight".to_owned()));
-        // Every operation with a tool name, derived from the table, both ways.
-        let offered: Vec<String> = OPERATIONS
+        // Every operation with a tool name, derived from the table, both ways
+        // (ask only with a model).
+        let offered: Vec<String> = crate::ops::OPERATIONS
             .iter()
-            .filter(|op| op.meta.who != Who::Admin)
+            .filter(|op| op.meta.who != crate::ops::Who::Admin && !op.meta.model)
             .filter_map(|op| op.meta.tool.map(str::to_owned))
             .collect();
         assert_eq!(names(false), offered);

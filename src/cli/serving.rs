@@ -37,6 +37,9 @@ pub struct ServeArgs {
     /// The configured model (the chat gateway).
     #[command(flatten)]
     pub llm: LlmArgs,
+    /// The tools `/mcp` lists.
+    #[command(flatten)]
+    pub tools: ToolArgs,
     /// Address to listen on.
     #[arg(long, default_value = DEFAULT_BIND, env = "CAIRN_BIND")]
     pub bind: std::net::SocketAddr,
@@ -172,6 +175,29 @@ pub struct McpArgs {
     /// The configured model (`ask`).
     #[command(flatten)]
     pub llm: LlmArgs,
+    #[command(flatten)]
+    pub tools: ToolArgs,
+}
+
+/// Which MCP tools are listed (docs/API.md, "Fewer tools").
+#[derive(clap::Args, Clone, Debug)]
+pub struct ToolArgs {
+    /// Tool sets to list instead of the default seven: read, code,
+    /// history, explain, admin, or all (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "SETS")]
+    pub toolsets: Vec<String>,
+    /// Tools to list besides those sets (comma-separated names).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub tools: Vec<String>,
+}
+
+impl ToolArgs {
+    /// The choice, each name checked.
+    pub fn choice(&self) -> anyhow::Result<cairn_serve::toolsets::ToolChoice> {
+        let named: Vec<&String> = self.toolsets.iter().chain(&self.tools).collect();
+        cairn_serve::toolsets::ToolChoice::parse(&named)
+            .map_err(|e| anyhow::anyhow!("--toolsets/--tools: {e}"))
+    }
 }
 
 /// `cairn token`.

@@ -13,6 +13,8 @@ use std::time::Duration;
 
 /// Serves until the client closes stdin.
 pub fn run(a: McpArgs) -> anyhow::Result<ExitCode> {
+    // The flags first: a misspelt set is said before the index is looked for.
+    let tools = a.tools.choice()?;
     let options = a.open.options()?;
     let index = options.index.clone();
     let live = LiveIndex::open(options)
@@ -22,6 +24,7 @@ pub fn run(a: McpArgs) -> anyhow::Result<ExitCode> {
     let opts = McpOptions {
         deadline: Duration::from_millis(a.work.deadline_ms),
         llm,
+        tools,
         ..McpOptions::default()
     };
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -84,15 +84,16 @@ pub fn run(a: PullArgs) -> anyhow::Result<ExitCode> {
             "{source}: only https:// sources are pulled (the pack and its checksum come from the same server); pass --allow-http to take plain http anyway"
         );
     }
+    let index = crate::cli::index_out(a.index.as_deref());
     let Some(every) = a.every else {
-        pull_once(&agent, &a, &source, None)?;
+        pull_once(&agent, &a, &index, &source, None)?;
         return Ok(ExitCode::SUCCESS);
     };
     // The version last dropped: a source that keeps naming it (or names one
     // the server refused) is not downloaded again every interval.
     let mut last = None;
     loop {
-        match pull_once(&agent, &a, &source, last.as_ref()) {
+        match pull_once(&agent, &a, &index, &source, last.as_ref()) {
             Ok(v) => last = Some(v),
             Err(e) => eprintln!("cairn pull: {e:#} (trying again in {every} s)"),
         }
@@ -100,15 +101,10 @@ pub fn run(a: PullArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// Drops the version `source` names unless the root already holds it (or it
-/// is `skip`, the one dropped last time); returns that version.
-fn pull_once(
-    agent: &ureq::Agent,
-    a: &PullArgs,
-    source: &str,
-    skip: Option<&IndexVersion>,
-) -> anyhow::Result<IndexVersion> {
-    let (version, pack_url, sha256) = if source.ends_with(".json") {
+/// What `source` (a latest.json URL or a pack URL) names: the version, the
+/// pack's URL and its sha256.
+fn what_to_pull(agent: &ureq::Agent, source: &str) -> anyhow::Result<(String, String, String)> {
+    if source.ends_with(".json") {
         let latest: pack::Latest = serde_json::from_str(
             &agent
                 .get(source)
@@ -120,11 +116,11 @@ fn pull_once(
             format!("{source}: not a latest.json ({{index_version, pack, sha256}})")
         })?;
         let base = source.rsplit_once('/').map_or("", |(b, _)| b);
-        (
+        Ok((
             latest.index_version,
             format!("{base}/{}", latest.pack),
             latest.sha256,
-        )
+        ))
     } else if let Some(name) = source
         .rsplit('/')
         .next()
@@ -143,18 +139,29 @@ fn pull_once(
                 format!("downloading {source}.sha256 (a pack is only taken with its checksum)")
             })?;
         let sha = sums.split_whitespace().next().unwrap_or("").to_owned();
-        (version, source.to_owned(), sha)
+        Ok((version, source.to_owned(), sha))
     } else {
         bail!(
             "{source}: give `latest`, a latest.json URL or a pack URL (…/cairn-index-<version>.tar.zst)"
         );
-    };
+    }
+}
+
+/// Drops the version `source` names unless the root already holds it (or it
+/// is `skip`, the one dropped last time); returns that version.
+fn pull_once(
+    agent: &ureq::Agent,
+    a: &PullArgs,
+    index: &std::path::Path,
+    source: &str,
+    skip: Option<&IndexVersion>,
+) -> anyhow::Result<IndexVersion> {
+    let (version, pack_url, sha256) = what_to_pull(agent, source)?;
     let version = IndexVersion::parse(&version)
         .map_err(|e| anyhow::anyhow!("index version {version:?}: {e}"))?;
-    let index = crate::cli::index_out(a.index.as_deref());
-    let root = IndexRoot::new(&index);
+    let root = IndexRoot::new(index);
     if source.ends_with(".json") {
-        copy_freshness(agent, source, &index);
+        copy_freshness(agent, source, index);
     }
     if skip == Some(&version) {
         return Ok(version);

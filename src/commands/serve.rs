@@ -83,6 +83,7 @@ fn config(a: ServeArgs) -> anyhow::Result<ServeConfig> {
     }
     http.slack = slack(a.slack)?;
     http.llm = a.llm.config()?;
+    http.mcp_tools = a.tools.choice()?;
     let rollback = match a.allow_rollback {
         true => Rollback::Allow,
         false => Rollback::Refuse,

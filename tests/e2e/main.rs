@@ -36,6 +36,7 @@ mod llm;
 mod llm_server;
 mod mcp;
 mod mcp_apps;
+mod mcp_tools;
 mod oauth;
 mod oauth_parties;
 mod ops;

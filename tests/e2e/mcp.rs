@@ -9,8 +9,10 @@ use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::{ServiceExt, transport::StreamableHttpClientTransport};
 use serde_json::{Value, json};
 
-/// A real MCP client over stdio to `cairn mcp` on the world's index in `out`
-/// (chatty logging on stderr: any line of it on stdout would break the protocol).
+/// A real MCP client over stdio to `cairn mcp` on the world's index in `out`,
+/// every tool listed (`--toolsets all`; the lean default list is
+/// `mcp_tools.rs`'s), chatty logging on stderr (any line of it on stdout
+/// would break the protocol).
 pub async fn stdio_client(w: &World, out: &str) -> RunningService<RoleClient, ()> {
     stdio_client_with(w, out, &[]).await
 }
@@ -27,6 +29,7 @@ pub async fn stdio_client_with(
             .arg(w.path(out))
             .arg("--model-dir")
             .arg(&w.model)
+            .args(["--toolsets", "all"])
             .env("CAIRN_LOG", "debug")
             .envs(env.iter().copied())
             .stderr(std::process::Stdio::null());
@@ -79,9 +82,11 @@ fn stdio_session_runs_every_tool_and_resource() {
 
         let tools = client.list_all_tools().await.expect("tools/list");
         let names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
-        // Exactly the operations table's tools (the local user is an admin).
+        // Exactly the operations table's tools (the local user is an admin;
+        // `ask` only with a model).
         let offered: std::collections::BTreeSet<String> = cairn_serve::ops::OPERATIONS
             .iter()
+            .filter(|op| !op.meta.model)
             .filter_map(|op| op.meta.tool.map(str::to_owned))
             .collect();
         assert_eq!(names.iter().cloned().collect::<std::collections::BTreeSet<_>>(), offered);
@@ -219,7 +224,7 @@ fn http_transport_enforces_tokens_and_groups() {
     let team = store
         .add("team", &["team-a".to_owned()], false)
         .expect("token");
-    let server = Server::start(&w, "out", &[]);
+    let server = Server::start(&w, "out", &["--toolsets", "all"]);
     let url = server.url("/mcp");
     runtime().block_on(async {
         let connect = |token: String| {
@@ -283,7 +288,7 @@ fn chatgpt_search_then_fetch_reads_the_cited_version() {
     let token = cairn_serve::auth::TokenStore::new(w.path("tokens.json"))
         .add("gpt", &[], false)
         .expect("token");
-    let server = Server::start(&w, "out", &["--watch-ms", "100"]);
+    let server = Server::start(&w, "out", &["--watch-ms", "100", "--toolsets", "all"]);
     let config =
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
             server.url("/mcp"),
@@ -395,7 +400,7 @@ fn hostile_citation_ids_and_versions_are_refused_cheaply() {
     let token = cairn_serve::auth::TokenStore::new(w.path("tokens.json"))
         .add("outsider", &[], false)
         .expect("token");
-    let server = Server::start(&w, "out", &[]);
+    let server = Server::start(&w, "out", &["--toolsets", "all"]);
     let version = std::fs::read_to_string(w.path("out/CURRENT"))
         .expect("current")
         .trim()

@@ -83,6 +83,8 @@ pub struct HttpOptions {
     /// The configured model, when there is one: the chat gateway
     /// (`POST /v1/chat/completions`) is served with it.
     pub llm: Option<crate::llm::LlmConfig>,
+    /// The tools `/mcp` lists unless a request's query chooses others.
+    pub mcp_tools: crate::toolsets::ToolChoice,
 }
 
 impl HttpOptions {
@@ -120,6 +122,7 @@ impl HttpOptions {
             slack: None,
             body_timeout: crate::body::DEFAULT_BODY_TIMEOUT,
             llm: None,
+            mcp_tools: crate::toolsets::ToolChoice::default(),
         }
     }
 
@@ -129,6 +132,7 @@ impl HttpOptions {
             llm: None,
             deadline: self.deadline,
             allowed_origins: self.origins(),
+            tools: self.mcp_tools.clone(),
         }
     }
 

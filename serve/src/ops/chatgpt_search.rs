@@ -48,7 +48,7 @@ impl Op for ChatGptSearch {
             summary: "Search, answering only each passage's id, title and permalink.",
         }],
         tag: "search",
-        description: "Finds the passages of the indexed scientific-software repositories that answer a question; returns each one's id, title and permalink. Read a passage's lines with fetch(id). search_passages answers with snippets and lines in one call.",
+        description: "Finds passages of the indexed scientific-software repositories answering a question; returns each one's id, title and permalink. Use it where a client expects search/fetch (ChatGPT); read one with fetch(id). search_passages gives snippets and lines in one call.",
         answers: "Citations: id (for fetch), title and permalink of each passage",
         on_cpu: true,
         ..Meta::READ

@@ -72,7 +72,7 @@ impl Op for Context {
             summary: "Build a cited context block for a prompt.",
         }],
         tag: "search",
-        description: "For bots that build prompts: searches, then returns numbered passages ([1], [2] …) cut at line boundaries to fit max_tokens, with their links. Add queries: keyword rewrites naming the identifiers the answer likely uses. insufficient_evidence is true when nothing clears the threshold.",
+        description: "For bots that build prompts: searches, then returns numbered passages ([1], [2] …) cut at line boundaries to fit max_tokens, with their links. Use it to ground a prompt in one call. Add queries: keyword rewrites naming likely identifiers.",
         answers: "Numbered passages within the token budget, and their citations",
         on_cpu: true,
         cli: Some("context"),

@@ -1,6 +1,6 @@
 //! `definitions`: where a name is defined, cited.
 
-use super::{Call, Meta, Method, Op, Route};
+use super::{Call, Meta, Method, Op, Route, Toolset};
 use crate::problem::ApiError;
 use cairn_search::{DefinitionsRequest, DefinitionsResponse, Filters};
 use schemars::JsonSchema;
@@ -38,9 +38,10 @@ impl Op for Definitions {
             summary: "Where a function, class, constant or section is defined.",
         }],
         tag: "browse",
-        description: "Go to definition: the spans that define a name (function, method, class, constant, macro, Fortran unit, or a doc section heading) with kind, enclosing scope, the defining line and GitHub links. Dotted names (EnsembleSampler.run_mcmc) match within their scope.",
+        description: "Go to definition: the spans defining a name (function, method, class, constant, macro, Fortran unit, doc heading) with kind, scope, defining line and GitHub links. Use it when you know a name and need its source; dotted names (EnsembleSampler.run_mcmc) match in scope.",
         answers: "The definitions, code first, each with its span and links",
         cli: Some("definitions"),
+        toolset: Toolset::Code,
         ..Meta::READ
     };
 

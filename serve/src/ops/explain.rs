@@ -1,6 +1,6 @@
 //! `explain`: where a pasted error is raised and what explains it.
 
-use super::{Call, Meta, Method, Op, Route};
+use super::{Call, Meta, Method, Op, Route, Toolset};
 use crate::problem::ApiError;
 use cairn_search::{ExplainRequest, ExplainResponse};
 use schemars::JsonSchema;
@@ -73,10 +73,11 @@ impl Op for Explain {
             summary: "Explain a pasted error: where it is raised and what explains it.",
         }],
         tag: "search",
-        description: "Paste a traceback, log excerpt or error message: returns the raise/throw/warn statements whose message matches (exact lines, GitHub links), the traceback's frames mapped to indexed lines, and passages that explain it. insufficient_evidence when nothing indexed does.",
+        description: "Paste a traceback, log excerpt or error message: returns the raise/throw/warn statements whose message matches (exact lines, GitHub links), the frames mapped to indexed lines, and passages that explain it. Use it when a user reports an error.",
         answers: "Raise sites, mapped frames and explaining passages, each with exact lines and links",
         on_cpu: true,
         cli: Some("explain"),
+        toolset: Toolset::Explain,
         ..Meta::READ
     };
 

@@ -68,7 +68,7 @@ impl Op for Fetch {
             summary: "Get the lines a citation id names, from the version that cited them.",
         }],
         tag: "retrieve",
-        description: "Returns the lines a citation id from search names, as at the indexed commit and from the index version that cited them, with the permalink to quote.",
+        description: "Returns the lines a citation id from search names, as at the indexed commit and the index version that cited them, with the permalink to quote. Use it after search, to read and quote one result.",
         answers: "The cited lines, title, permalink and where they come from",
         // Reading a kept version may open (and verify) it first.
         on_cpu: true,

@@ -1,6 +1,6 @@
 //! `grep`: every line matching a literal or a regular expression, cited.
 
-use super::{Call, Meta, Method, Op, Route};
+use super::{Call, Meta, Method, Op, Route, Toolset};
 use crate::problem::ApiError;
 use cairn_search::{Filters, GrepRequest, GrepResponse};
 use schemars::JsonSchema;
@@ -96,10 +96,11 @@ impl Op for Grep {
             summary: "Every line matching a string or regular expression, like git grep.",
         }],
         tag: "browse",
-        description: "Exact search like git grep over the indexed commits: every line matching a literal (or regex=true: an RE2 regular expression), grouped by document in doc_id order, each a cited line span with GitHub links. Paged: pass next_cursor back as cursor.",
+        description: "Exact search like git grep over the indexed commits: every line matching a literal (or regex=true: RE2), grouped by document, each a cited span with GitHub links. Use it for an exact string, option or message; paged: pass next_cursor back as cursor.",
         answers: "Matching lines by document, each with its span and links",
         on_cpu: true,
         cli: Some("grep"),
+        toolset: Toolset::Code,
         ..Meta::READ
     };
 

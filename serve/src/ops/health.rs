@@ -1,6 +1,6 @@
 //! `health`: liveness, with counts of what the caller can see.
 
-use super::{Call, Meta, Method, NoArgs, Op, Route, Who};
+use super::{Call, Meta, Method, NoArgs, Op, Route, Toolset, Who};
 use crate::problem::ApiError;
 use cairn_search::HealthResponse;
 
@@ -20,9 +20,10 @@ impl Op for Health {
             summary: "Liveness and counts.",
         }],
         tag: "status",
-        description: "Liveness: 200 while the server runs, with document counts by doctype, when the version was built and how many repositories are behind their remotes (by repository, and how far, for a caller with credentials).",
+        description: "Liveness: document counts by doctype, when the version was built and how many repositories are behind their remotes. Use it to check the server and the index's freshness.",
         answers: "The server is up; counts of what the caller can see",
         who: Who::Public,
+        toolset: Toolset::Admin,
         ..Meta::READ
     };
 

@@ -1,6 +1,6 @@
 //! `history`: when and why a span's lines changed.
 
-use super::{Call, Meta, Method, Op, Route};
+use super::{Call, Meta, Method, Op, Route, Toolset};
 use crate::problem::ApiError;
 use cairn_search::{HistoryResponse, SpanRequest};
 
@@ -20,11 +20,12 @@ impl Op for History {
             summary: "When and why a span's lines changed.",
         }],
         tag: "retrieve",
-        description: "When and why lines start..end of a document (doc_id from a search hit) changed: each commit that last changed one of them (sha, date, author, summary, its lines, its link), GitHub's blame link, and the file's recent commits.",
+        description: "When and why lines start..end of a document changed: each commit that last changed one of them (sha, date, author, summary, link), GitHub's blame link, the file's recent commits. Use it when asked since when or why code is as it is.",
         answers: "Who last changed each line, when and why, and the file's recent commits",
         cli: Some("history"),
         // Like every page and read, on the CPU pool within the deadline.
         on_cpu: true,
+        toolset: Toolset::History,
         ..Meta::READ
     };
 

@@ -111,6 +111,8 @@ pub struct Meta {
     /// servers). Mostly the tool's name; the two differ where an MCP client
     /// expects a tool name the CLI already uses otherwise (`search`).
     pub cli: Option<&'static str>,
+    /// The MCP tool set it belongs to (`--toolsets`).
+    pub toolset: Toolset,
 }
 
 impl Meta {
@@ -129,7 +131,45 @@ impl Meta {
         model: false,
         read_only: true,
         cli: None,
+        toolset: Toolset::Read,
     };
+}
+
+/// A set of MCP tools a client may ask for (`cairn mcp --toolsets`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Toolset {
+    /// Finding and reading passages: search, fetch, retrieve, tree, context.
+    Read,
+    /// The code's own structure: grep, definitions, references.
+    Code,
+    /// When and why lines changed.
+    History,
+    /// Explaining an error; a written answer from the configured model.
+    Explain,
+    /// The server itself: version, health, set_weight.
+    Admin,
+}
+
+impl Toolset {
+    /// Every set, in order.
+    pub const ALL: [Toolset; 5] = [
+        Toolset::Read,
+        Toolset::Code,
+        Toolset::History,
+        Toolset::Explain,
+        Toolset::Admin,
+    ];
+
+    /// Its name in `--toolsets`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Toolset::Read => "read",
+            Toolset::Code => "code",
+            Toolset::History => "history",
+            Toolset::Explain => "explain",
+            Toolset::Admin => "admin",
+        }
+    }
 }
 
 /// Who may call an operation.

@@ -1,7 +1,7 @@
 //! `references`: the lines that use an identifier as a whole word.
 
 use super::grep::GrepArgs;
-use super::{Call, Meta, Method, Op, Route};
+use super::{Call, Meta, Method, Op, Route, Toolset};
 use crate::problem::ApiError;
 use cairn_search::{Filters, GrepResponse};
 use schemars::JsonSchema;
@@ -51,10 +51,11 @@ impl Op for References {
             summary: "Every line that uses an identifier as a whole word.",
         }],
         tag: "browse",
-        description: "Every line of the indexed code and docs that uses an identifier as a whole word (case matters), grouped by document, each a cited line span with GitHub links: who calls a function, where a parameter is read. Paged by cursor.",
+        description: "Every line of the indexed code and docs using an identifier as a whole word (case matters), grouped by document, each a cited span with GitHub links. Use it to find who calls a function or where a parameter is read. Paged by cursor.",
         answers: "The lines using the name, by document, each with its span and links",
         on_cpu: true,
         cli: Some("references"),
+        toolset: Toolset::Code,
         ..Meta::READ
     };
 

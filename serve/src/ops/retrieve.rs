@@ -20,7 +20,7 @@ impl Op for Retrieve {
             summary: "Get the exact lines of a document.",
         }],
         tag: "retrieve",
-        description: "Returns lines start..end of a document (doc_id from a search hit) as at the indexed commit, with GitHub links and the file's sha256; a notebook's lines come as their cells (text_format notebook-cells), raw=true gives the exact bytes. Use it to read around a hit before quoting.",
+        description: "Returns lines start..end of a document (doc_id from a hit) as at the indexed commit, with GitHub links and the file's sha256; notebooks as cells, raw=true the exact bytes. Use it to read around a hit before quoting.",
         answers: "The lines as at the indexed commit (a notebook's as its cells)",
         // Reading a kept version may open it (and verify it) first.
         on_cpu: true,

@@ -75,7 +75,7 @@ impl Op for RetrieveBatch {
             summary: "Get several spans in one call.",
         }],
         tag: "retrieve",
-        description: "Like retrieve (retrievePassage) for up to 50 spans; each item succeeds or fails on its own. Together at most 48,000 bytes of text.",
+        description: "Like retrieve for up to 50 spans; each item succeeds or fails on its own (48,000 bytes of text in all). Use it to read several hits' lines in one call.",
         answers: "One result per item; each succeeds or fails alone",
         // An item citing a kept version may open (and verify) it first.
         on_cpu: true,

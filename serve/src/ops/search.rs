@@ -76,7 +76,7 @@ impl Op for Search {
             },
         ],
         tag: "search",
-        description: "Finds the passages of the indexed scientific-software repositories that best answer a question: doc_id, lines, focus lines (the best few), snippet, GitHub links. Add queries: 2-3 keyword rewrites naming the functions or parameters the answer likely uses. toolkit keeps to one package.",
+        description: "Finds the passages of the indexed scientific-software repositories that best answer a question: doc_id, lines, focus lines, snippet, GitHub links. Use it first for any question. Add queries: 2-3 keyword rewrites naming likely functions or parameters; toolkit keeps to one package.",
         answers: "Ranked passages, each with exact lines and GitHub links",
         on_cpu: true,
         cli: Some("search"),

@@ -1,6 +1,6 @@
 //! `set_weight`: an admin's runtime ranking multiplier for one document.
 
-use super::{Call, Meta, Method, Op, Route, Who};
+use super::{Call, Meta, Method, Op, Route, Toolset, Who};
 use crate::problem::ApiError;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -56,10 +56,11 @@ impl Op for SetWeight {
             summary: "Set a runtime ranking weight (admin tokens only).",
         }],
         tag: "admin",
-        description: "Admin only: multiplies a document's ranking score (clamped 0.1 to 10) in a namespace until it expires. Changes future answers.",
+        description: "Admin only: multiplies a document's ranking score (clamped 0.1 to 10) in a namespace until it expires. Use it to correct a ranking; changes future answers.",
         answers: "The stored weight",
         who: Who::Admin,
         read_only: false,
+        toolset: Toolset::Admin,
         ..Meta::READ
     };
 

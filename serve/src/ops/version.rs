@@ -1,6 +1,6 @@
 //! `version`: what index is being served.
 
-use super::{Call, Meta, Method, NoArgs, Op, Route};
+use super::{Call, Meta, Method, NoArgs, Op, Route, Toolset};
 use crate::problem::ApiError;
 use cairn_search::VersionResponse;
 
@@ -21,8 +21,9 @@ impl Op for Version {
             summary: "What index is being served.",
         }],
         tag: "status",
-        description: "The index version being served, when it was built, the embedding model, and each repository's default branch and indexed commit; where `cairn watch` keeps the index fresh, when each remote was last checked, its head, and how many commits the indexed one is behind.",
+        description: "The index version served, when it was built, the embedding model, each repository's default branch and indexed commit, and, where `cairn watch` runs, how far each is behind its remote. Use it to pin or date citations.",
         answers: "Version, build time, model and each repository's branch and commit",
+        toolset: Toolset::Admin,
         ..Meta::READ
     };
 

@@ -11,7 +11,7 @@ pub use converse::AskResponse;
 pub use progress::{AskEvent, Progress, Step};
 pub use verify::{AskCitation, Unverified};
 
-use super::{Call, Meta, Method, Op, PassageRef, Route};
+use super::{Call, Meta, Method, Op, PassageRef, Route, Toolset};
 use crate::problem::ApiError;
 use cairn_search::Code;
 use converse::ask;
@@ -46,11 +46,12 @@ impl Op for Ask {
             summary: "A written answer from the configured model, with checked citations.",
         }],
         tag: "search",
-        description: "Where a model is configured: cairn's model answers in prose from the index (searching and reading as you), citing [n] passages with permalinks; every citation and quotation is checked against the indexed lines. For clients without their own model.",
+        description: "Where a model is configured: cairn's model answers in prose from the index (searching and reading as you), citing [n] passages with permalinks, each citation and quotation checked. Use it only without a model of your own.",
         answers: "The answer, its checked citations, what did not hold, and the steps taken",
         on_cpu: true,
         model: true,
         cli: Some("ask"),
+        toolset: Toolset::Explain,
         ..Meta::READ
     };
 
