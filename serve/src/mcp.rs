@@ -43,6 +43,7 @@ pub struct CairnMcp {
     deadline: Duration,
     llm: Option<Arc<crate::llm::LlmClient>>,
     tools: ToolChoice,
+    metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 /// A tool error with the HTTP problem's code and field.
@@ -96,6 +97,7 @@ impl CairnMcp {
             deadline: opts.deadline,
             llm: opts.llm.clone(),
             tools: opts.tools.clone(),
+            metrics: opts.metrics.clone(),
         }
     }
 
@@ -272,6 +274,9 @@ impl ServerHandler for CairnMcp {
         // A tool the session does not list is not answered either.
         let chosen = self.choice(&context)?.chooses(&request.name);
         if !chosen && crate::ops::by_tool(&request.name).is_some() {
+            if let Some(m) = &self.metrics {
+                m.tool_call(&request.name, "error", std::time::Duration::ZERO);
+            }
             return Ok(tool_error(&ApiError::new(
                 Code::NotFound,
                 format!(
@@ -288,9 +293,19 @@ impl ServerHandler for CairnMcp {
             // The client gave up: stop waiting (a job already running is told, and stops).
             () = context.ct.cancelled() => {
                 tracing::info!(tool = %request.name, "tool call cancelled by the client");
+                if let Some(m) = &self.metrics {
+                    m.tool_call(&request.name, "cancelled", started.elapsed());
+                }
                 return Err(McpError::internal_error("cancelled", None));
             }
         };
+        if let Some(m) = &self.metrics {
+            let outcome = match &outcome {
+                Ok(r) if r.is_error != Some(true) => "ok",
+                _ => "error",
+            };
+            m.tool_call(&request.name, outcome, started.elapsed());
+        }
         tracing::info!(
             target: "cairn::access",
             tool = %request.name,
@@ -400,6 +415,8 @@ pub struct McpOptions {
     pub llm: Option<Arc<crate::llm::LlmClient>>,
     /// The tools listed (`--toolsets`, `--tools`; the default seven unless given).
     pub tools: ToolChoice,
+    /// Where each tool call is counted (the HTTP server's `/metrics`; none over stdio).
+    pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl Default for McpOptions {
@@ -409,6 +426,7 @@ impl Default for McpOptions {
             allowed_origins: Vec::new(),
             llm: None,
             tools: ToolChoice::default(),
+            metrics: None,
         }
     }
 }

@@ -1,7 +1,10 @@
 //! Prometheus metrics: requests, latency histograms, errors by code, the
-//! live index version, swaps, the CPU queue and the query-vector cache.
+//! live index version, its age and the repositories behind their remotes,
+//! swaps, the CPU queue, the query-vector cache, and each MCP tool's calls
+//! and durations. Every label comes from a fixed set (routes, methods,
+//! codes, tool names, the configured repositories), so no caller can mint series.
 
-use cairn_search::CacheStats;
+use cairn_search::{CacheStats, HealthResponse};
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
     TextEncoder,
@@ -28,6 +31,20 @@ pub struct Metrics {
     queue: IntGauge,
     /// Query-vector cache: hits, misses, entries (since the model was loaded).
     cache: IntGaugeVec,
+    /// Seconds since the live version was built.
+    age: IntGauge,
+    /// Repositories behind their remotes, and by how many commits each.
+    behind: IntGauge,
+    commits_behind: IntGaugeVec,
+    /// MCP tool calls by tool and outcome, and their durations.
+    tool_calls: IntCounterVec,
+    tool_latency: HistogramVec,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
 }
 
 impl Metrics {
@@ -75,7 +92,50 @@ impl Metrics {
         registry.register(Box::new(swaps.clone()))?;
         registry.register(Box::new(queue.clone()))?;
         registry.register(Box::new(cache.clone()))?;
+        let age = IntGauge::new(
+            "index_age_seconds",
+            "Seconds since the version being served was built",
+        )?;
+        let behind = IntGauge::new(
+            "repositories_behind",
+            "Repositories whose remote has commits the served version lacks (as cairn watch last saw)",
+        )?;
+        let commits_behind = IntGaugeVec::new(
+            Opts::new(
+                "repository_commits_behind",
+                "Commits each repository's remote is ahead of the served version, where counted",
+            ),
+            &["repo"],
+        )?;
+        let tool_calls = IntCounterVec::new(
+            Opts::new(
+                "mcp_tool_calls_total",
+                "MCP tool calls by tool and outcome (ok, error: a tool error; cancelled)",
+            ),
+            &["tool", "outcome"],
+        )?;
+        let tool_latency = HistogramVec::new(
+            HistogramOpts::new(
+                "mcp_tool_duration_seconds",
+                "MCP tool call duration by tool",
+            )
+            .buckets(vec![
+                0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+            ]),
+            &["tool"],
+        )?;
+        for m in [&age, &behind] {
+            registry.register(Box::new(m.clone()))?;
+        }
+        registry.register(Box::new(commits_behind.clone()))?;
+        registry.register(Box::new(tool_calls.clone()))?;
+        registry.register(Box::new(tool_latency.clone()))?;
         Ok(Self {
+            age,
+            behind,
+            commits_behind,
+            tool_calls,
+            tool_latency,
             registry,
             requests,
             latency,
@@ -112,6 +172,40 @@ impl Metrics {
     pub fn live_version(&self, version: &str) {
         self.index.reset();
         self.index.with_label_values(&[version]).set(1);
+    }
+
+    /// Records one MCP tool call: `tool` (a tool's name, else `unknown`),
+    /// `outcome` (`ok`, `error`, `cancelled`) and how long it took.
+    pub fn tool_call(&self, tool: &str, outcome: &str, took: Duration) {
+        let tool = match crate::ops::by_tool(tool) {
+            Some(op) => op.meta.tool.unwrap_or("unknown"),
+            None => "unknown",
+        };
+        self.tool_calls.with_label_values(&[tool, outcome]).inc();
+        self.tool_latency
+            .with_label_values(&[tool])
+            .observe(took.as_secs_f64());
+    }
+
+    /// Records how fresh the served version is: its age, and the
+    /// repositories behind their remotes (every repository's, as an
+    /// operator sees them).
+    pub fn freshness(&self, health: &HealthResponse) {
+        if let Ok(built) = time::OffsetDateTime::parse(
+            &health.built_at,
+            &time::format_description::well_known::Rfc3339,
+        ) {
+            let age = (time::OffsetDateTime::now_utc() - built).whole_seconds();
+            self.age.set(age.max(0));
+        }
+        self.behind
+            .set(i64::try_from(health.repos_behind).unwrap_or(i64::MAX));
+        self.commits_behind.reset();
+        for (repo, n) in &health.commits_behind {
+            self.commits_behind
+                .with_label_values(&[repo.as_str()])
+                .set(i64::try_from(*n).unwrap_or(i64::MAX));
+        }
     }
 
     /// Records a swap attempt (`ok` or `refused`).

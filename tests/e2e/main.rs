@@ -39,6 +39,7 @@ mod mcp_apps;
 mod mcp_tools;
 mod oauth;
 mod oauth_parties;
+mod operator;
 mod ops;
 mod papers;
 mod public_read;

@@ -236,6 +236,7 @@ fn query_args(input: &JsonObject, query: &str) -> Result<Value, ApiError> {
 }
 
 async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+    state.metrics.freshness(&state.live.current().health(None));
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(

@@ -133,6 +133,7 @@ impl HttpOptions {
             deadline: self.deadline,
             allowed_origins: self.origins(),
             tools: self.mcp_tools.clone(),
+            metrics: None,
         }
     }
 
@@ -227,6 +228,7 @@ impl AppState {
             pool.clone(),
             McpOptions {
                 llm: llm.clone(),
+                metrics: Some(Arc::clone(&metrics)),
                 ..opts.mcp()
             },
         );

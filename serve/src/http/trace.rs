@@ -1,5 +1,7 @@
-//! The outermost middleware: every request's trace id, panic containment,
-//! problem+json for every error, metrics and the access log line.
+//! The outermost middleware: every request's trace id (a W3C `traceparent`'s
+//! trace id when the caller sends one, else its `x-request-id`, else a new
+//! one), panic containment, problem+json for every error, metrics and the
+//! access log line.
 
 use super::state::{AppState, Pages};
 use crate::auth::Caller;
@@ -22,7 +24,37 @@ const MAX_LOGGED_CHARS: usize = 512;
 #[derive(Clone, Debug)]
 pub struct TraceId(pub String);
 
+/// The trace id of a W3C `traceparent` (`00-<trace id>-<parent id>-<flags>`):
+/// its 32 lowercase hex digits, when the header is well formed and the id not all zeros.
+fn trace_parent(value: &str) -> Option<&str> {
+    let mut parts = value.trim().split('-');
+    let (version, trace, parent, flags) =
+        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let hex = |s: &str, n: usize| {
+        s.len() == n && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    };
+    // Version 00 has exactly four fields; later versions may add some; ff is invalid.
+    let well_formed = hex(version, 2)
+        && version != "ff"
+        && (version != "00" || parts.next().is_none())
+        && hex(trace, 32)
+        && hex(parent, 16)
+        && hex(flags, 2)
+        && trace.bytes().any(|b| b != b'0')
+        && parent.bytes().any(|b| b != b'0');
+    well_formed.then_some(trace)
+}
+
 fn trace_id_for(req: &ServiceRequest) -> String {
+    // A W3C trace context first: the caller's trace continues through cairn's logs.
+    if let Some(trace) = req
+        .headers()
+        .get("traceparent")
+        .and_then(|v| v.to_str().ok())
+        .and_then(trace_parent)
+    {
+        return trace.to_owned();
+    }
     // Honour a caller's request id when it is safe to log and echo.
     let given = req
         .headers()
@@ -227,4 +259,33 @@ fn error_answer(http_res: &HttpResponse, status: StatusCode, path: &str) -> Erro
         })
     });
     ErrorAnswer { api, close }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trace_parent;
+
+    #[test]
+    fn a_traceparent_gives_its_trace_id_when_well_formed() {
+        let id = "4bf92f3577b34da6a3ce929d0e0e4736";
+        assert_eq!(
+            trace_parent(&format!("00-{id}-00f067aa0ba902b7-01")),
+            Some(id)
+        );
+        assert_eq!(
+            trace_parent(&format!("01-{id}-00f067aa0ba902b7-01-more")),
+            Some(id)
+        );
+        for bad in [
+            format!("00-{id}-00f067aa0ba902b7-01-extra"),
+            format!("ff-{id}-00f067aa0ba902b7-01"),
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01".to_owned(),
+            format!("00-{id}-0000000000000000-01"),
+            format!("00-{}-00f067aa0ba902b7-01", id.to_uppercase()),
+            "00-short-00f067aa0ba902b7-01".to_owned(),
+            String::new(),
+        ] {
+            assert_eq!(trace_parent(&bad), None, "{bad}");
+        }
+    }
 }
