@@ -7,6 +7,7 @@ mod cli;
 mod commands;
 mod output;
 mod progress;
+mod setup;
 
 // candle allocates and frees large tensors on every op; glibc malloc returns
 // them to the kernel each time (page faults, system time), mimalloc keeps them.

@@ -76,10 +76,33 @@ pub enum Command {
     Man,
     /// Print the agent skill (SKILL.md) that tells a coding agent when and how to use cairn: `cairn skill > ~/.claude/skills/cairn/SKILL.md`.
     Skill,
+    /// Connect an MCP client to cairn in one step: write its MCP entry (merged, with a backup) and install the skill where it reads skills.
+    Setup(SetupArgs),
     /// Read one PDF from stdin and print its pages' text as JSON: the build
     /// runs this in a child process for each PDF (not for direct use).
     #[command(name = "__pdf-text", hide = true)]
     PdfText(PdfTextArgs),
+}
+
+/// `cairn setup`.
+#[derive(clap::Args)]
+pub struct SetupArgs {
+    /// The client: claude-code, claude-desktop, cursor, vscode, codex, gemini or opencode.
+    #[arg(required_unless_present = "list")]
+    pub client: Option<String>,
+    /// A running server's MCP endpoint (https://host/mcp) instead of `cairn mcp`;
+    /// the client sends the token it finds in CAIRN_TOKEN (never written to a file).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Index root `cairn mcp` serves (default: found as every command finds it).
+    #[arg(long, env = "CAIRN_INDEX")]
+    pub index: Option<PathBuf>,
+    /// Print what would change, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Show each client's files and whether cairn is set up there.
+    #[arg(long, conflicts_with_all = ["client", "url", "dry_run"])]
+    pub list: bool,
 }
 
 /// `cairn __pdf-text`: the bounds the parent build passes.

@@ -14,6 +14,7 @@ mod pack;
 mod pdf_text;
 mod pull;
 mod serve;
+mod setup;
 mod token;
 mod unpack;
 mod verify;
@@ -57,6 +58,7 @@ pub fn run(command: Command) -> anyhow::Result<ExitCode> {
             print!("{}", SKILL);
             Ok(ExitCode::SUCCESS)
         }
+        Command::Setup(a) => setup::run(a),
         Command::PdfText(a) => pdf_text::run(a),
     }
 }

@@ -52,6 +52,7 @@ mod remote;
 mod replicas;
 mod search;
 mod serve_process;
+mod setup;
 mod ship;
 mod sizes;
 mod skill;
