@@ -3,8 +3,8 @@
 # It fetches the model, installs the parties the tests talk to where this
 # machine allows (Debian's chromium and nginx-light where apt may run; the
 # OAuth provider and the MCP Python SDK, Slack's SDK, the MCP Apps host, the
-# MCP conformance suite, axe-core, a real model server and promtool, all
-# under target/), runs every test of
+# MCP conformance suite, axe-core, a real model server, promtool and the
+# clients' own packaging tools, all under target/), runs every test of
 # the workspace with the embedder's f32 pass (answers that do not depend on
 # the CPU), and ends with the passed, failed and skipped counts, naming each
 # skipped test and what it needs.
@@ -57,14 +57,15 @@ fi
 # The real OAuth parties, Slack's Python SDK, the official MCP Apps host, the
 # MCP conformance suite with its Node 22, and a real OpenAI-compatible model
 # server (node-llama-cpp and Gemma 3 270M) (npm and PyPI, under target/).
-for party in oauth-test-parties slack-sdk mcp-apps-host mcp-conformance llm-test-server promtool; do
+for party in oauth-test-parties slack-sdk mcp-apps-host mcp-conformance llm-test-server promtool client-tools; do
   scripts/$party.sh || missing "scripts/$party.sh"
 done
 
 if [ "$require" = 1 ]; then
   export CAIRN_REQUIRE_BROWSER=1 CAIRN_REQUIRE_NGINX=1 CAIRN_REQUIRE_OAUTH_PARTIES=1 \
     CAIRN_REQUIRE_SLACK_SDK=1 CAIRN_REQUIRE_MCP_APPS=1 CAIRN_REQUIRE_MCP_CONFORMANCE=1 \
-    CAIRN_REQUIRE_MODEL=1 CAIRN_REQUIRE_LLM_SERVER=1 CAIRN_REQUIRE_PROMTOOL=1
+    CAIRN_REQUIRE_MODEL=1 CAIRN_REQUIRE_LLM_SERVER=1 CAIRN_REQUIRE_PROMTOOL=1 \
+    CAIRN_REQUIRE_CLIENT_TOOLS=1
 fi
 
 log="$(mktemp)"

@@ -41,6 +41,7 @@ mod oauth;
 mod oauth_parties;
 mod operator;
 mod ops;
+mod packages;
 mod papers;
 mod public_read;
 mod publish;

@@ -31,7 +31,7 @@ fn public_read_answers_anonymous_callers_with_public_documents_only() {
     // Anonymous over MCP is anonymous too: health gives what /health gives, no repository names.
     let health = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "health", "arguments": {}}});
     let v = [("MCP-Protocol-Version", "2025-06-18")];
-    let (_, _, answer) = mcp_post(&server.url("/mcp"), None, &v, &health);
+    let (_, _, answer) = mcp_post(&server.url("/mcp?toolsets=admin"), None, &v, &health);
     let (_, _, http_health) = get(&server.url("/health"), None);
     assert_eq!(http_health["docs_by_repo"], json!({}), "{http_health}");
     assert_eq!(
