@@ -7,8 +7,6 @@
 //! bundles; every version the same as the workspace's.
 
 use crate::fixtures::{World, stderr, stdout};
-use rmcp::ServiceExt;
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -161,22 +159,9 @@ fn the_mcp_bundle_is_packed_by_mcpb_and_its_server_starts_as_a_host_starts_it() 
             .mode();
         assert!(mode & 0o100 != 0, "the bundled binary is executable");
     }
-    let model = w.model.clone();
-    crate::mcp::runtime().block_on(async {
-        let cmd = tokio::process::Command::new(&command).configure(|c| {
-            c.args(&args)
-                .env("CAIRN_MODEL_DIR", &model)
-                .env("CAIRN_LOG", "warn")
-                .stderr(std::process::Stdio::null());
-        });
-        let client =
-            ().serve(TokioChildProcess::new(cmd).expect("spawn"))
-                .await
-                .expect("initialize");
-        let tools = client.list_all_tools().await.expect("tools/list");
-        assert!(tools.iter().any(|t| t.name == "search_passages"));
-        client.cancel().await.expect("close");
-    });
+    let mut line = vec![command];
+    line.extend(args);
+    crate::mcp::serves_over_stdio(&line, &w.model);
 
     // The registry's server.json for these bundles, as its format documents it.
     let o = Command::new("python3")

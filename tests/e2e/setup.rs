@@ -8,8 +8,6 @@
 //! a working MCP server.
 
 use crate::fixtures::{World, stderr, stdout};
-use rmcp::ServiceExt;
-use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -297,21 +295,5 @@ fn the_entry_written_for_claude_code_starts_a_working_server() {
     assert!(o.status.success(), "{}", stderr(&o));
     let (_, e) = entry(home.path(), "claude-code");
     let line = command_line("claude-code", &e);
-    let model = w.model.clone();
-    crate::mcp::runtime().block_on(async {
-        let cmd = tokio::process::Command::new(&line[0]).configure(|c| {
-            c.args(&line[1..])
-                .env("CAIRN_MODEL_DIR", &model)
-                .env("CAIRN_LOG", "warn")
-                .current_dir(std::env::temp_dir())
-                .stderr(std::process::Stdio::null());
-        });
-        let client =
-            ().serve(TokioChildProcess::new(cmd).expect("spawn"))
-                .await
-                .expect("initialize");
-        let tools = client.list_all_tools().await.expect("tools/list");
-        assert!(tools.iter().any(|t| t.name == "search_passages"));
-        client.cancel().await.expect("close");
-    });
+    crate::mcp::serves_over_stdio(&line, &w.model);
 }

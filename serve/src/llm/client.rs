@@ -85,15 +85,7 @@ impl LlmClient {
         request: &ChatRequest,
         until: Option<Instant>,
     ) -> Result<ChatReply, LlmError> {
-        let body = Body {
-            model: &self.config.model,
-            messages: &request.messages,
-            tools: &request.tools,
-            max_tokens: self.bound(TokenField::MaxTokens),
-            max_completion_tokens: self.bound(TokenField::MaxCompletionTokens),
-            stream: false,
-            stream_options: None,
-        };
+        let body = self.body(request, false);
         let (url, text) = self.post(&body, until)?;
         let answer: Answer =
             serde_json::from_str(&text).map_err(|e| self.malformed(&url, e.to_string()))?;
@@ -137,17 +129,7 @@ impl LlmClient {
         until: Option<Instant>,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<ChatReply, LlmError> {
-        let body = Body {
-            model: &self.config.model,
-            messages: &request.messages,
-            tools: &request.tools,
-            max_tokens: self.bound(TokenField::MaxTokens),
-            max_completion_tokens: self.bound(TokenField::MaxCompletionTokens),
-            stream: true,
-            stream_options: Some(StreamOptions {
-                include_usage: true,
-            }),
-        };
+        let body = self.body(request, true);
         let prompt_chars = serde_json::to_string(&request.messages).map_or(0, |s| s.len());
         let (url, events) = self.events(&body, until, MAX_ANSWER_BYTES)?;
         let mut assembly = Assembly::default();
@@ -189,6 +171,22 @@ impl LlmClient {
         }
         let reader = resp.into_body().into_with_config().limit(limit).reader();
         Ok((url, Box::new(std::io::BufReader::new(reader))))
+    }
+
+    /// `request` as the endpoint is sent it: the configured model and bound,
+    /// streamed (asking for the usage at the end) or not.
+    fn body<'a>(&'a self, request: &'a ChatRequest, stream: bool) -> Body<'a> {
+        Body {
+            model: &self.config.model,
+            messages: &request.messages,
+            tools: &request.tools,
+            max_tokens: self.bound(TokenField::MaxTokens),
+            max_completion_tokens: self.bound(TokenField::MaxCompletionTokens),
+            stream,
+            stream_options: stream.then_some(StreamOptions {
+                include_usage: true,
+            }),
+        }
     }
 
     /// The configured bound on a reply's tokens, when `field` is the one it is sent in.
