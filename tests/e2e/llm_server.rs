@@ -8,7 +8,7 @@
 //! skips without them unless `CAIRN_REQUIRE_LLM_SERVER=1` (CI sets it).
 
 use crate::fixtures::{World, cairn, stderr, stdout};
-use crate::serve_process::{Server, agent};
+use crate::serve_process::Server;
 use serde_json::{Value, json};
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -77,7 +77,13 @@ fn post_streamed(url: &str, token: &str, body: &Value) -> (u16, String, String) 
 /// `body` posted to `url` as `token`'s holder, accepting `accept`: the
 /// status, content type and body.
 fn post_accepting(url: &str, token: &str, body: &Value, accept: &str) -> (u16, String, String) {
-    match agent()
+    // A real model on two busy cores: minutes, not the usual 20 s.
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(std::time::Duration::from_secs(300)))
+        .build()
+        .into();
+    match agent
         .post(url)
         .header("Authorization", &format!("Bearer {token}"))
         .header("content-type", "application/json")
@@ -94,7 +100,11 @@ fn post_accepting(url: &str, token: &str, body: &Value, accept: &str) -> (u16, S
             (
                 r.status().as_u16(),
                 ct,
-                r.body_mut().read_to_string().unwrap_or_default(),
+                r.body_mut()
+                    .with_config()
+                    .limit(64 << 20)
+                    .read_to_string()
+                    .expect("the whole answer, within the timeout"),
             )
         }
         Err(e) => (0, String::new(), e.to_string()),
