@@ -83,5 +83,5 @@ if [ -x "$mcpb" ]; then
   echo "$out/$name.mcpb"
 else
   echo "package.sh: no MCPB CLI at $mcpb (scripts/client-tools.sh installs it): $name.mcpb not made" >&2
-  [ "${CAIRN_REQUIRE_MCPB:-0}" = 1 ] && exit 1
+  if [ "${CAIRN_REQUIRE_MCPB:-0}" = 1 ]; then exit 1; fi
 fi

@@ -188,8 +188,8 @@ impl Metrics {
     }
 
     /// Records how fresh the served version is: its age, and the
-    /// repositories behind their remotes (every repository's, as an
-    /// operator sees them).
+    /// repositories behind their remotes, as `health` gives them to the
+    /// scraper (an admin's token sees every repository).
     pub fn freshness(&self, health: &HealthResponse) {
         if let Ok(built) = time::OffsetDateTime::parse(
             &health.built_at,

@@ -19,6 +19,8 @@ struct Bucket {
 /// Token buckets refilled at `per_minute` requests a minute, holding at most that many.
 pub struct RateLimiter {
     per_minute: f64,
+    /// The most debt a charge may leave, in minutes of refill.
+    debt_minutes: f64,
     buckets: Mutex<HashMap<String, Bucket>>,
 }
 
@@ -27,7 +29,17 @@ impl RateLimiter {
     pub fn new(per_minute: u32) -> Self {
         Self {
             per_minute: f64::from(per_minute.max(1)),
+            debt_minutes: 1.0,
             buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// [`RateLimiter::new`], a charge leaving at most `minutes` of debt
+    /// (costs known only after the fact, several at once, can run deep).
+    pub fn with_debt(per_minute: u32, minutes: u32) -> Self {
+        Self {
+            debt_minutes: f64::from(minutes.max(1)),
+            ..Self::new(per_minute)
         }
     }
 
@@ -54,7 +66,7 @@ impl RateLimiter {
     /// Takes `amount` from `caller`'s bucket after the fact, into debt if it
     /// holds less (at most a minute's worth of debt).
     pub fn charge(&self, caller: &str, amount: f64, now: Instant) {
-        let floor = -self.per_minute;
+        let floor = -self.per_minute * self.debt_minutes;
         self.with_bucket(caller, now, |b, _| {
             b.tokens = (b.tokens - amount.max(0.0)).max(floor);
         });

@@ -31,8 +31,12 @@ pub fn run(a: SetupArgs) -> anyhow::Result<ExitCode> {
             (_, false) => "writes",
         };
         println!("{}: {verb} {}", client.title, change.path.display());
+        // Only cairn's entry: the rest of the file may hold other servers' keys.
         if a.dry_run && change.state != State::Same && change.path == plan.config.path {
-            print!("{}", change.after);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&plan.entry).unwrap_or_default()
+            );
         }
     }
     if plan.skill.is_none() {

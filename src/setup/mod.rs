@@ -3,7 +3,8 @@
 //! with what the file holds, and cairn's skill installed where the client
 //! reads skills. Idempotent: an entry and a skill already as they would be
 //! written change nothing. Every file it changes is copied first to
-//! `<file>.cairn-backup`, and written whole by a rename; a new file is
+//! `<file>.cairn-backup` (the first one kept: later ones `.cairn-backup.N`),
+//! and written whole by a rename (through a link, to where it points); a new file is
 //! readable by its owner only. A file it cannot parse (JSON with comments,
 //! say) is left untouched, and the error names its line and column. The
 //! token is never written: a remote entry names `CAIRN_TOKEN`.
@@ -93,6 +94,8 @@ pub struct FileChange {
 /// Everything a setup of one client would change.
 #[derive(Debug)]
 pub struct Plan {
+    /// cairn's entry, as the client's file holds it (as JSON).
+    pub entry: Value,
     /// Its configuration file.
     pub config: FileChange,
     /// Its skill, where it reads skills.
@@ -104,10 +107,12 @@ pub struct Plan {
 pub fn plan(client: &'static Client, target: &Target, skill: &str) -> Result<Plan, SetupError> {
     let entry = (client.entry)(target).map_err(SetupError::Unsupported)?;
     let path = (client.config)().ok_or(SetupError::NoHome)?;
+    // A file that is a link (dotfiles) is written where it points, the link kept.
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
     let before = read(&path)?;
     let (state, after) = match client.format {
-        Format::Json => merge_json(before.as_deref(), client.table, entry, &path)?,
-        Format::Toml => merge_toml(before.as_deref(), client.table, entry, &path)?,
+        Format::Json => merge_json(before.as_deref(), client.table, entry.clone(), &path)?,
+        Format::Toml => merge_toml(before.as_deref(), client.table, entry.clone(), &path)?,
     };
     let config = FileChange {
         path,
@@ -133,7 +138,11 @@ pub fn plan(client: &'static Client, target: &Target, skill: &str) -> Result<Pla
         Some(None) => return Err(SetupError::NoHome),
         None => None,
     };
-    Ok(Plan { config, skill })
+    Ok(Plan {
+        entry,
+        config,
+        skill,
+    })
 }
 
 /// Writes what `plan` changes: the files written, in order (none when
@@ -386,9 +395,17 @@ fn write(change: &FileChange) -> Result<(), SetupError> {
         .ok()
         .map(|m| m.permissions());
     if change.before.is_some() {
-        let backup = change
-            .path
-            .with_file_name(format!("{}.cairn-backup", file_name(&change.path)));
+        // The first backup is the file before cairn: later ones get a number.
+        let name = file_name(&change.path);
+        let backup = (0..)
+            .map(|n| match n {
+                0 => change.path.with_file_name(format!("{name}.cairn-backup")),
+                n => change
+                    .path
+                    .with_file_name(format!("{name}.cairn-backup.{n}")),
+            })
+            .find(|p| !p.exists())
+            .unwrap_or_else(|| change.path.with_file_name(format!("{name}.cairn-backup")));
         std::fs::copy(&change.path, &backup).map_err(io)?;
     }
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io)?;

@@ -295,6 +295,8 @@ async fn a_hostile_stream_stays_bounded() {
                 .to_string()
             })
             .collect();
+        events.push(json!({"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}).to_string());
+        events.push("[DONE]".to_owned());
         if round > 2 {
             events = vec![
                 json!({"choices": [{"delta": {"content": "partly"}}]}).to_string(),
@@ -328,4 +330,44 @@ async fn a_hostile_stream_stays_bounded() {
     let problem: Value = serde_json::from_str(problem).expect("problem");
     assert_eq!(problem["code"], "model_unavailable", "{problem}");
     assert_eq!(receiver.requests().len(), 2);
+}
+
+#[actix_web::test]
+async fn a_stream_cut_before_the_model_finished_is_the_models_failure() {
+    // Text, then the connection closes: no finish_reason, no [DONE].
+    let receiver = Receiver::start(|_| {
+        Reply::Events(vec![
+            json!({"choices": [{"delta": {"content": "I will now"}}]}).to_string(),
+        ])
+    });
+    let s = served(None, |o| o.llm = Some(config(&receiver)));
+    let app = atest::init_service(cairn_serve::server::app(s.state.clone())).await;
+    let res = atest::call_service(
+        &app,
+        atest::TestRequest::post()
+            .uri("/ask")
+            .insert_header(bearer(&s.reader))
+            .insert_header(("accept", "text/event-stream"))
+            .set_json(json!({"question": "anything"}))
+            .to_request(),
+    )
+    .await;
+    let text = String::from_utf8(atest::read_body(res).await.to_vec()).expect("utf8");
+    let got = events(&text);
+    // What was written is shown as the draft it was; the answer is the failure.
+    assert_eq!(
+        got.first().map(|(n, _)| n.as_str()),
+        Some("draft"),
+        "{text}"
+    );
+    let (last, problem) = got.last().expect("events");
+    assert_eq!(last, "error", "{text}");
+    let problem: Value = serde_json::from_str(problem).expect("problem");
+    assert_eq!(problem["code"], "model_unavailable", "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("not a chat completion")),
+        "{problem}"
+    );
 }

@@ -235,8 +235,15 @@ fn query_args(input: &JsonObject, query: &str) -> Result<Value, ApiError> {
     Ok(Value::Object(map))
 }
 
-async fn metrics(state: web::Data<AppState>) -> HttpResponse {
-    state.metrics.freshness(&state.live.current().health(None));
+async fn metrics(state: web::Data<AppState>, req: HttpRequest) -> HttpResponse {
+    // Freshness as the scraper may see it: another group's repositories stay unnamed.
+    let groups = req
+        .extensions()
+        .get::<Caller>()
+        .and_then(|c| c.groups.clone());
+    state
+        .metrics
+        .freshness(&state.live.current().health(groups.as_deref()));
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(

@@ -13,7 +13,12 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use cairn_search::Code;
 use std::future::Future;
+use std::time::Duration;
 use tokio::sync::mpsc::UnboundedReceiver;
+
+/// Longest a reader may leave one event unread before it is given up on
+/// (and the call abandoned).
+const STALLED: Duration = Duration::from_secs(30);
 
 /// How one connector writes the events of a call answering `T`.
 pub struct Render<T> {
@@ -65,22 +70,32 @@ where
         error,
     } = render;
     actix_web::rt::spawn(async move {
+        // False once the reader has gone or stopped reading.
+        let send = |item| {
+            let tx = tx.clone();
+            async move {
+                matches!(
+                    tokio::time::timeout(STALLED, tx.send(item)).await,
+                    Ok(Ok(()))
+                )
+            }
+        };
         let mut job = std::pin::pin!(job);
         loop {
             tokio::select! {
                 biased;
                 Some(told) = progress.recv() => {
-                    if tx.send(Ok(event(&told))).await.is_err() {
-                        return; // the caller went away: dropping the job abandons it
+                    if !send(Ok(event(&told))).await {
+                        return; // dropping the job abandons it
                     }
                 }
                 done = &mut job => {
                     while let Ok(told) = progress.try_recv() {
-                        if tx.send(Ok(event(&told))).await.is_err() {
+                        if !send(Ok(event(&told))).await {
                             return;
                         }
                     }
-                    let _ = tx.send(done.map(&answer)).await;
+                    send(done.map(&answer)).await;
                     return;
                 }
             }

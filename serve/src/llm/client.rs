@@ -121,25 +121,37 @@ impl LlmClient {
     }
 
     /// [`LlmClient::chat`], streamed: `on_text` is given the model's text
-    /// as it is written, and the whole reply is returned at the end (its
-    /// usage estimated when the endpoint reports none).
+    /// as it is written (and says whether to go on: a caller gone stops the
+    /// reading), and the whole reply is returned at the end (its usage
+    /// estimated when the endpoint reports none). A stream that ends before
+    /// the model says why it stopped, or in an error, is an error.
     pub fn chat_streaming(
         &self,
         request: &ChatRequest,
         until: Option<Instant>,
-        on_text: &mut dyn FnMut(&str),
+        on_text: &mut dyn FnMut(&str) -> bool,
     ) -> Result<ChatReply, LlmError> {
         let body = self.body(request, true);
         let prompt_chars = serde_json::to_string(&request.messages).map_or(0, |s| s.len());
         let (url, events) = self.events(&body, until, MAX_ANSWER_BYTES)?;
         let mut assembly = Assembly::default();
+        let mut done = false;
         for line in events.lines() {
             let line = line.map_err(|e| self.unreachable(&url, e.to_string()))?;
             match assembly.take(&line).map_err(|e| self.malformed(&url, e))? {
-                Line::Done => break,
-                Line::Text(t) if !t.is_empty() => on_text(&t),
+                Line::Done => {
+                    done = true;
+                    break;
+                }
+                Line::Text(t) if !t.is_empty() && !on_text(&t) => {
+                    return Err(self.unreachable(&url, "the answer stopped being wanted"));
+                }
                 Line::Text(_) | Line::Other => {}
             }
+        }
+        if !done && !assembly.finished() {
+            let cut = "the stream ended before the answer did".to_owned();
+            return Err(self.malformed(&url, cut));
         }
         Ok(assembly.reply(prompt_chars))
     }

@@ -17,5 +17,5 @@ pub use config::{ApiKey, DEFAULT_STEPS, LlmConfig, MAX_STEPS, TokenField};
 pub use error::LlmError;
 pub use places::{MAX_MODEL_WAITS, MAX_MODEL_WAITS_EACH, ModelPlace};
 pub use spend::Spending;
-pub use stream::{Assembly, Line};
+pub use stream::{Assembly, Line, estimate};
 pub use wire::{ChatReply, ChatRequest, FunctionCall, Message, Tool, ToolCall, Usage};

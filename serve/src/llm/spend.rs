@@ -10,6 +10,9 @@ use crate::ratelimit::RateLimiter;
 use prometheus::{IntCounterVec, Opts};
 use std::time::Instant;
 
+/// Minutes of tokens a caller may owe after a burst.
+const DEBT_MINUTES: u32 = 10;
+
 /// The model's tokens spent, per caller and in all.
 pub struct Spending {
     /// Each caller's tokens a minute (`None`: unlimited).
@@ -30,7 +33,9 @@ impl Spending {
         )
         .unwrap_or_else(|_| unreachable!("a fixed, valid metric name and label"));
         Self {
-            per_caller: tokens_per_minute.map(RateLimiter::new),
+            // A burst of replies (8 may wait at once) is charged whole: up
+            // to ten minutes of debt before it is forgiven.
+            per_caller: tokens_per_minute.map(|n| RateLimiter::with_debt(n, DEBT_MINUTES)),
             counter,
         }
     }
@@ -87,7 +92,15 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(s.allow("b").is_ok());
-        assert_eq!(s.counter().with_label_values(&["prompt"]).get(), 500);
+        // A burst charged after the fact is owed whole, up to ten minutes' worth.
+        for _ in 0..8 {
+            s.spend("c", &usage);
+        }
+        match s.allow("c") {
+            Err(LlmError::OverBudget { wait }) => assert!(wait > 60 * 8, "{wait}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(s.counter().with_label_values(&["prompt"]).get(), 4_500);
         assert!(Spending::new(None).allow("a").is_ok());
     }
 }

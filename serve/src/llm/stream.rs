@@ -25,6 +25,9 @@ struct Chunk {
     choices: Vec<ChunkChoice>,
     #[serde(default)]
     usage: Option<Usage>,
+    /// What an endpoint sends instead when it fails mid-stream.
+    #[serde(default)]
+    error: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -83,6 +86,10 @@ impl Assembly {
             return Ok(Line::Done);
         }
         let chunk: Chunk = serde_json::from_str(data).map_err(|e| e.to_string())?;
+        if let Some(e) = chunk.error {
+            let said: String = e.to_string().chars().take(300).collect();
+            return Err(format!("the stream ended in an error: {said}"));
+        }
         if let Some(u) = chunk.usage {
             self.usage = Some(u);
         }
@@ -132,19 +139,12 @@ impl Assembly {
     /// The whole reply; without the endpoint's usage, an estimate (four
     /// characters a token) from `prompt_chars` and what was written.
     pub fn reply(self, prompt_chars: usize) -> ChatReply {
+        let usage = self.usage(prompt_chars);
         let calls: Vec<ToolCall> = self
             .calls
             .into_iter()
             .filter(|c| !c.function.name.is_empty())
             .collect();
-        let written = self.content.len()
-            + calls
-                .iter()
-                .map(|c| c.function.name.len() + c.function.arguments.len())
-                .sum::<usize>();
-        let usage = self
-            .usage
-            .unwrap_or_else(|| estimate(prompt_chars, written));
         ChatReply {
             message: Message {
                 role: "assistant".to_owned(),
@@ -160,12 +160,27 @@ impl Assembly {
     /// The usage so far: the endpoint's, or an estimate as in [`Assembly::reply`].
     pub fn usage(&self, prompt_chars: usize) -> Usage {
         self.usage
-            .unwrap_or_else(|| estimate(prompt_chars, self.content.len()))
+            .unwrap_or_else(|| estimate(prompt_chars, self.written()))
+    }
+
+    /// Whether the model said why it stopped (a stream cut short did not).
+    pub fn finished(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+
+    /// Characters written: the text and every tool call's name and arguments.
+    fn written(&self) -> usize {
+        self.content.len()
+            + self
+                .calls
+                .iter()
+                .map(|c| c.function.name.len() + c.function.arguments.len())
+                .sum::<usize>()
     }
 }
 
-/// Tokens estimated at four characters each.
-fn estimate(prompt_chars: usize, written_chars: usize) -> Usage {
+/// Tokens estimated at four characters each (an endpoint that reports none).
+pub fn estimate(prompt_chars: usize, written_chars: usize) -> Usage {
     let (p, c) = (
         prompt_chars.div_ceil(4) as u64,
         written_chars.div_ceil(4) as u64,
@@ -211,6 +226,18 @@ mod tests {
         );
         assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
         assert_eq!(reply.usage.total_tokens, 39);
+    }
+
+    #[test]
+    fn an_error_chunk_is_an_error_and_a_cut_stream_is_unfinished() {
+        let mut a = Assembly::default();
+        a.take(r#"data: {"choices":[{"delta":{"content":"par"}}]}"#)
+            .expect("line");
+        assert!(!a.finished(), "no finish_reason yet");
+        let e = a
+            .take(r#"data: {"error":{"message":"overloaded"}}"#)
+            .expect_err("an error chunk");
+        assert!(e.contains("overloaded"), "{e}");
     }
 
     #[test]

@@ -139,13 +139,23 @@ fn converse(
             tools,
         };
         let until = call.deadline.instant();
-        let reply = match &call.progress {
+        let asked = match &call.progress {
             Some(p) if p.wants_drafts() => llm.chat_streaming(&request, until, &mut |text| {
-                p.tell(AskEvent::Draft(text.to_owned()))
+                p.tell(AskEvent::Draft(text.to_owned()));
+                call.deadline.check().is_ok()
             }),
             _ => llm.chat(&request, until),
-        }
-        .map_err(unavailable)?;
+        };
+        let reply = match asked {
+            Ok(reply) => reply,
+            Err(e) => {
+                // A failed or cut-off reply still read the prompt: charged, estimated.
+                let prompt = serde_json::to_string(&request.messages).map_or(0, |s| s.len());
+                llm.spending()
+                    .spend(&call.caller.name, &crate::llm::estimate(prompt, 0));
+                return Err(unavailable(e));
+            }
+        };
         llm.spending().spend(&call.caller.name, &reply.usage);
         // The endpoint's counts, added without trusting them to be small.
         let u = &mut done.usage;

@@ -75,9 +75,11 @@
         window.location.assign(url);
         return;
       }
-      // A refusal (or no stream) is shown as the page shows it.
+      // A refusal is shown as the server wrote it, not asked again.
       if (!res.ok || !(res.headers.get("content-type") || "").startsWith("text/event-stream")) {
-        window.location.assign(url);
+        const page = new DOMParser().parseFromString(await res.text(), "text/html");
+        const said = page.querySelector("main") || page.body;
+        results.replaceChildren(...Array.from(said.childNodes).map((n) => document.importNode(n, true)));
         return;
       }
       const reader = res.body.getReader();
