@@ -69,6 +69,15 @@ fn config(receiver: &Receiver) -> LlmConfig {
     LlmConfig::new(&receiver.url, "tiny", None, Duration::from_secs(10), 256).expect("config")
 }
 
+/// `POST /ask` as `token`'s holder, asking for server-sent events.
+fn ask_for_events(token: &str, body: Value) -> atest::TestRequest {
+    atest::TestRequest::post()
+        .uri("/ask")
+        .insert_header(bearer(token))
+        .insert_header(("accept", "text/event-stream"))
+        .set_json(body)
+}
+
 /// A stream's events, as (name, data) pairs.
 fn events(text: &str) -> Vec<(String, String)> {
     text.split("\n\n")
@@ -95,12 +104,7 @@ async fn ask_streams_its_steps_and_draft_then_the_checked_answer() {
     let app = atest::init_service(cairn_serve::server::app(s.state.clone())).await;
     let res = atest::call_service(
         &app,
-        atest::TestRequest::post()
-            .uri("/ask")
-            .insert_header(bearer(&s.reader))
-            .insert_header(("accept", "text/event-stream"))
-            .set_json(json!({"question": "How do I fit a model?"}))
-            .to_request(),
+        ask_for_events(&s.reader, json!({"question": "How do I fit a model?"})).to_request(),
     )
     .await;
     assert_eq!(res.status(), StatusCode::OK);
@@ -153,12 +157,7 @@ async fn ask_streams_its_steps_and_draft_then_the_checked_answer() {
     let (status, ct, body) = parts(
         atest::call_service(
             &app,
-            atest::TestRequest::post()
-                .uri("/ask")
-                .insert_header(bearer(&s.reader))
-                .insert_header(("accept", "text/event-stream"))
-                .set_json(json!({"question": " "}))
-                .to_request(),
+            ask_for_events(&s.reader, json!({"question": " "})).to_request(),
         )
         .await,
     )
@@ -309,12 +308,7 @@ async fn a_hostile_stream_stays_bounded() {
     let app = atest::init_service(cairn_serve::server::app(s.state.clone())).await;
     let res = atest::call_service(
         &app,
-        atest::TestRequest::post()
-            .uri("/ask")
-            .insert_header(bearer(&s.reader))
-            .insert_header(("accept", "text/event-stream"))
-            .set_json(json!({"question": "anything", "max_steps": 2}))
-            .to_request(),
+        ask_for_events(&s.reader, json!({"question": "anything", "max_steps": 2})).to_request(),
     )
     .await;
     assert_eq!(res.status(), StatusCode::OK);
@@ -344,12 +338,7 @@ async fn a_stream_cut_before_the_model_finished_is_the_models_failure() {
     let app = atest::init_service(cairn_serve::server::app(s.state.clone())).await;
     let res = atest::call_service(
         &app,
-        atest::TestRequest::post()
-            .uri("/ask")
-            .insert_header(bearer(&s.reader))
-            .insert_header(("accept", "text/event-stream"))
-            .set_json(json!({"question": "anything"}))
-            .to_request(),
+        ask_for_events(&s.reader, json!({"question": "anything"})).to_request(),
     )
     .await;
     let text = String::from_utf8(atest::read_body(res).await.to_vec()).expect("utf8");

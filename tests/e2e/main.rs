@@ -6,6 +6,7 @@ mod ann;
 mod ask;
 mod ask_stream;
 mod browser;
+mod browser_ask;
 mod build;
 mod cli;
 mod compat;

@@ -39,31 +39,6 @@ pub async fn stdio_client_with(
         .expect("initialize")
 }
 
-/// Starts `line` (a command and its arguments, as a client's configuration
-/// names them) with the fixture model, as an MCP client would, and checks
-/// that it answers `tools/list` with `search_passages`.
-pub fn serves_over_stdio(line: &[String], model: &std::path::Path) {
-    runtime().block_on(async {
-        let cmd = tokio::process::Command::new(&line[0]).configure(|c| {
-            c.args(&line[1..])
-                .env("CAIRN_MODEL_DIR", model)
-                .env("CAIRN_LOG", "warn")
-                .current_dir(std::env::temp_dir())
-                .stderr(std::process::Stdio::null());
-        });
-        let client =
-            ().serve(TokioChildProcess::new(cmd).expect("spawn"))
-                .await
-                .expect("initialize");
-        let tools = client.list_all_tools().await.expect("tools/list");
-        assert!(
-            tools.iter().any(|t| t.name == "search_passages"),
-            "{line:?}"
-        );
-        client.cancel().await.expect("close");
-    });
-}
-
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

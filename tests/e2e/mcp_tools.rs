@@ -141,6 +141,10 @@ fn a_remote_client_chooses_per_request_and_unlisted_tools_are_not_answered() {
         let said = r.structured_content.expect("structured");
         assert_eq!(said["code"], "not_found", "{said}");
         assert!(said["message"].as_str().is_some_and(|m| m.contains("not offered")), "{said}");
+        // A set that does not exist is refused by name, not read as none.
+        let misspelt = connect("/mcp?toolsets=reed&tools=x%00y").await.expect("session");
+        let refused = misspelt.list_all_tools().await.expect_err("an unknown set");
+        assert!(refused.to_string().contains("reed"), "{refused}");
         let chosen = connect("/mcp?toolsets=history,code").await.expect("session");
         let tools = chosen.list_all_tools().await.expect("tools");
         assert_eq!(

@@ -7,6 +7,8 @@
 //! bundles; every version the same as the workspace's.
 
 use crate::fixtures::{World, stderr, stdout};
+use rmcp::ServiceExt;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -161,7 +163,7 @@ fn the_mcp_bundle_is_packed_by_mcpb_and_its_server_starts_as_a_host_starts_it() 
     }
     let mut line = vec![command];
     line.extend(args);
-    crate::mcp::serves_over_stdio(&line, &w.model);
+    serves_over_stdio(&line, &w.model);
 
     // The registry's server.json for these bundles, as its format documents it.
     let o = Command::new("python3")
@@ -225,4 +227,29 @@ fn check_server_json(server: &Value, bundle: &Path) {
         std::fs::read(bundle).expect("bundle"),
     ));
     assert_eq!(mine["fileSha256"], hex::encode(sha));
+}
+
+/// Starts `line` (a command and its arguments, as a client's configuration
+/// names them) with the fixture model, as an MCP client would, and checks
+/// that it answers `tools/list` with `search_passages`.
+pub fn serves_over_stdio(line: &[String], model: &std::path::Path) {
+    crate::mcp::runtime().block_on(async {
+        let cmd = tokio::process::Command::new(&line[0]).configure(|c| {
+            c.args(&line[1..])
+                .env("CAIRN_MODEL_DIR", model)
+                .env("CAIRN_LOG", "warn")
+                .current_dir(std::env::temp_dir())
+                .stderr(std::process::Stdio::null());
+        });
+        let client =
+            ().serve(TokioChildProcess::new(cmd).expect("spawn"))
+                .await
+                .expect("initialize");
+        let tools = client.list_all_tools().await.expect("tools/list");
+        assert!(
+            tools.iter().any(|t| t.name == "search_passages"),
+            "{line:?}"
+        );
+        client.cancel().await.expect("close");
+    });
 }

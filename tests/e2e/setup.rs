@@ -295,5 +295,5 @@ fn the_entry_written_for_claude_code_starts_a_working_server() {
     assert!(o.status.success(), "{}", stderr(&o));
     let (_, e) = entry(home.path(), "claude-code");
     let line = command_line("claude-code", &e);
-    crate::mcp::serves_over_stdio(&line, &w.model);
+    crate::packages::serves_over_stdio(&line, &w.model);
 }
